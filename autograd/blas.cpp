@@ -1,0 +1,86 @@
+// blas.cpp — wraps cblas_sgemm / cblas_dgemm and OpenBLAS's thread and core queries.
+// cblas.h is included here and nowhere else.
+#include "blas.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+
+#include "errors.hpp"
+
+namespace tapegrad {
+
+namespace blas {
+
+template <>
+void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                 float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
+                 float beta, float* C, std::int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
+              static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
+}
+
+template <>
+void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                  double alpha, const double* A, std::int64_t lda, const double* B,
+                  std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
+              static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
+}
+
+}  // namespace blas
+
+std::string blas_core_name() {
+  const char* name = openblas_get_corename();
+  return name ? name : "unknown";
+}
+
+void check_blas_core_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::string core = blas_core_name();
+    const bool generic = core == "Prescott" || core == "prescott" || core == "Core2" ||
+                         core == "Nehalem" || core == "generic";
+    __builtin_cpu_init();
+    const bool avx512 = __builtin_cpu_supports("avx512f");
+    const bool avx2 = __builtin_cpu_supports("avx2");
+    if (generic && (avx512 || avx2) && !std::getenv("TAPEGRAD_QUIET_BLAS"))
+      std::fprintf(stderr,
+                   "tapegrad: warning: OpenBLAS uses its generic '%s' kernels on a CPU with %s "
+                   "(matmuls run several times slower). Set OPENBLAS_CORETYPE=%s in the "
+                   "environment before starting the program.\n",
+                   core.c_str(), avx512 ? "AVX-512" : "AVX2", avx512 ? "SkylakeX" : "Haswell");
+  });
+}
+
+namespace {
+int thread_count_from_env() {
+  const char* env = std::getenv("TAPEGRAD_NUM_THREADS");
+  if (!env) return 0;
+  const int n = std::atoi(env);
+  return n > 0 ? n : 0;
+}
+}  // namespace
+
+void set_num_threads(int n) {
+  if (n <= 0) throw ValueError("set_num_threads: expected a positive count, got " + std::to_string(n));
+  omp_set_num_threads(n);
+  openblas_set_num_threads(n);
+}
+
+int get_num_threads() {
+  // Apply TAPEGRAD_NUM_THREADS the first time anyone asks.
+  static const bool from_env = [] {
+    if (int n = thread_count_from_env()) set_num_threads(n);
+    return true;
+  }();
+  (void)from_env;
+  return omp_get_max_threads();
+}
+
+}  // namespace tapegrad

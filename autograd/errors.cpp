@@ -1,0 +1,22 @@
+// errors.cpp — message helpers for the exception types.
+#include "errors.hpp"
+
+#include "dtype.hpp"
+
+namespace tapegrad {
+
+std::string shape_str(const std::vector<std::int64_t>& shape) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) s += ", ";
+    s += std::to_string(shape[i]);
+  }
+  return s + "]";
+}
+
+void throw_unsupported_dtype(const char* op, DType dtype) {
+  throw DTypeError(std::string(op) + ": dtype " + dtype_name(dtype) +
+                   " is not supported (expected float32 or float64)");
+}
+
+}  // namespace tapegrad

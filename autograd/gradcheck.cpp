@@ -1,0 +1,109 @@
+// gradcheck.cpp — full-Jacobian comparison of analytic and numerical gradients.
+#include "gradcheck.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "grad_mode.hpp"
+#include "ops.hpp"
+
+namespace tapegrad {
+
+namespace {
+
+// "[1, 2]" for the row-major index of flat element i in shape.
+std::string index_str(std::int64_t i, const Shape& shape) {
+  Shape index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = i % shape[d];
+    i /= shape[d];
+  }
+  return shape_str(index);
+}
+
+}  // namespace
+
+GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const GradcheckOptions& opt) {
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& x = inputs[k];
+    if (!x.defined() || !x.requires_grad()) continue;
+    if (x.dtype() != DType::float64)
+      throw DTypeError("gradcheck: input " + std::to_string(k) + " is " + dtype_name(x.dtype()) +
+                       "; finite differences need float64 inputs");
+    if (!x.is_leaf() || !x.is_contiguous())
+      throw ValueError("gradcheck: input " + std::to_string(k) + " must be a contiguous leaf tensor");
+  }
+
+  Tensor out = fn(inputs);
+  if (out.dtype() != DType::float64)
+    throw DTypeError(std::string("gradcheck: the function returned ") + dtype_name(out.dtype()) +
+                     ", expected float64");
+  const std::int64_t m = out.numel();
+
+  // analytic[k][j * n_k + i] = ∂out_j / ∂input_k[i], one backward per output element j.
+  std::vector<std::vector<double>> analytic(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k].defined() && inputs[k].requires_grad()) analytic[k].assign(m * inputs[k].numel(), 0.0);
+  for (std::int64_t j = 0; j < m; ++j) {
+    for (const Tensor& x : inputs)
+      if (x.defined()) x.impl().grad.reset();
+    Tensor y = fn(inputs);
+    if (!y.requires_grad()) break;  // output independent of every input: all zeros
+    std::vector<double> onehot(m, 0.0);
+    onehot[j] = 1.0;
+    y.backward(tensor(onehot, y.shape(), DType::float64));
+    for (std::size_t k = 0; k < inputs.size(); ++k) {
+      if (analytic[k].empty() || !inputs[k].grad().defined()) continue;
+      const std::vector<double> g = inputs[k].grad().to_vector();
+      for (std::size_t i = 0; i < g.size(); ++i) analytic[k][j * g.size() + i] = g[i];
+    }
+  }
+  for (const Tensor& x : inputs)
+    if (x.defined()) x.impl().grad.reset();
+
+  GradcheckResult result;
+  double worst_excess = 0;
+  std::ostringstream worst;
+  NoGradGuard no_grad;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (analytic[k].empty()) continue;
+    const Tensor& x = inputs[k];
+    double* px = x.data<double>();
+    const std::int64_t n = x.numel();
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double saved = px[i];
+      px[i] = saved + opt.eps;
+      const std::vector<double> plus = fn(inputs).to_vector();
+      px[i] = saved - opt.eps;
+      const std::vector<double> minus = fn(inputs).to_vector();
+      px[i] = saved;
+      for (std::int64_t j = 0; j < m; ++j) {
+        const double numerical = (plus[j] - minus[j]) / (2 * opt.eps);
+        const double a = analytic[k][j * n + i];
+        const double err = std::abs(a - numerical);
+        const double excess = err - (opt.atol + opt.rtol * std::abs(numerical));
+        result.max_abs_error = std::max(result.max_abs_error, std::isnan(err) ? INFINITY : err);
+        if (excess > worst_excess || (std::isnan(err) && result.ok)) {
+          result.ok = false;
+          worst_excess = std::isnan(err) ? INFINITY : excess;
+          worst.str("");
+          worst << "gradcheck failed: input " << k << " (shape " << shape_str(x.shape()) << ") element "
+                << index_str(i, x.shape()) << ", output element " << index_str(j, out.shape())
+                << ": analytic gradient " << a << " but central difference gives " << numerical
+                << " (|diff| " << err << " > atol " << opt.atol << " + rtol " << opt.rtol << " * "
+                << std::abs(numerical) << ")";
+        }
+      }
+    }
+  }
+  if (result.ok) {
+    std::ostringstream ok;
+    ok << "gradcheck passed: max |analytic - numerical| = " << result.max_abs_error;
+    result.report = ok.str();
+  } else {
+    result.report = worst.str();
+  }
+  return result;
+}
+
+}  // namespace tapegrad

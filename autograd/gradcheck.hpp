@@ -1,0 +1,40 @@
+// gradcheck.hpp — compare backward() with central finite differences, in float64.
+//
+//   auto f = [](const TensorList& in) { return mul(in[0], in[1]).sum(); };
+//   GradcheckResult r = gradcheck(f, {randn({3}, gen, DType::float64).requires_grad_(), ...});
+//   if (!r.ok) std::cerr << r.report;
+//
+// For every output element j and input element i, the analytic ∂out_j/∂in_i (one backward
+// per output element) must agree with (f(x + eps·e_i) - f(x - eps·e_i))_j / (2·eps) within
+// atol + rtol·|numerical| (PyTorch's torch.autograd.gradcheck defaults, designed for
+// float64). That is the full Jacobian: keep the inputs small.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "tensor.hpp"
+
+namespace tapegrad {
+
+struct GradcheckOptions {
+  double eps = 1e-6;
+  double atol = 1e-5;
+  double rtol = 1e-3;
+};
+
+struct GradcheckResult {
+  bool ok = true;
+  double max_abs_error = 0;  // over all Jacobian entries
+  // "gradcheck passed ..." or a sentence naming the worst entry: which input, which element,
+  // which output element, the analytic and numerical values.
+  std::string report;
+};
+
+using GradcheckFn = std::function<Tensor(const TensorList&)>;
+
+// Inputs must be float64 leaves; those that require grad are checked.
+GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs,
+                          const GradcheckOptions& options = {});
+
+}  // namespace tapegrad

@@ -1,0 +1,68 @@
+// node.cpp — creating nodes and attaching them to op outputs.
+#include "node.hpp"
+
+#include <atomic>
+
+#include "grad_mode.hpp"
+
+namespace tapegrad {
+
+namespace {
+std::atomic<std::uint64_t> next_sequence_nr{0};
+}
+
+Node::Node(std::string name_, std::vector<Edge> next_edges_, std::vector<bool> needs_input_grad_,
+           std::vector<Shape> input_shapes_, Shape output_shape_, DType dtype_,
+           BackwardFn backward_fn)
+    : name(std::move(name_)),
+      next_edges(std::move(next_edges_)),
+      needs_input_grad(std::move(needs_input_grad_)),
+      input_shapes(std::move(input_shapes_)),
+      output_shape(std::move(output_shape_)),
+      dtype(dtype_),
+      sequence_nr(next_sequence_nr++),
+      backward_fn_(std::move(backward_fn)) {}
+
+Node::~Node() {
+  // Take over the inputs that only this node keeps alive, and free them one by one here
+  // instead of letting ~shared_ptr recurse down the whole chain.
+  std::vector<std::shared_ptr<Node>> pending;
+  for (Edge& e : next_edges)
+    if (e.node && e.node.use_count() == 1) pending.push_back(std::move(e.node));
+  while (!pending.empty()) {
+    std::shared_ptr<Node> node = std::move(pending.back());
+    pending.pop_back();
+    for (Edge& e : node->next_edges)
+      if (e.node && e.node.use_count() == 1) pending.push_back(std::move(e.node));
+  }  // `node` dies here with no input left to recurse into
+}
+
+bool should_record(const TensorList& inputs) {
+  if (!is_grad_enabled()) return false;
+  for (const Tensor& t : inputs)
+    if (t.defined() && t.requires_grad()) return true;
+  return false;
+}
+
+void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward) {
+  std::vector<Edge> edges(inputs.size());
+  std::vector<bool> needs(inputs.size(), false);
+  std::vector<Shape> shapes(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!t.defined()) continue;
+    shapes[i] = t.shape();
+    if (!t.requires_grad()) continue;
+    needs[i] = true;
+    if (t.grad_fn())
+      edges[i].node = t.grad_fn();
+    else
+      edges[i].leaf = t.impl_ptr();
+  }
+  TensorImpl& impl = out.impl();
+  impl.grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(needs), std::move(shapes),
+                                        impl.shape, impl.dtype, std::move(backward));
+  impl.requires_grad = true;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,64 @@
+// node.hpp — one recorded operation of the tape.
+//
+// When an op runs on inputs that require grad (and grad mode is on), it attaches a Node to
+// its output: the op's name, an edge to each input (the input's own Node, or the leaf
+// tensor whose .grad() to fill), which inputs need a gradient, and a backward function.
+// The backward function maps dL/d(output) to one dL/d(input) per input (undefined for
+// inputs that need none). It captures exactly what it needs from the forward pass; those
+// captures are the node's "saved tensors", freed by release() after backward.
+//
+// Rule for op authors: capture saved tensors with .detach(). A node that held its own
+// output with the grad_fn attached would keep itself alive forever (a reference cycle).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tensor.hpp"
+
+namespace tapegrad {
+
+using BackwardFn = std::function<TensorList(const Tensor& dout)>;
+
+// Where the gradient for one input goes: into another node, or into a leaf's .grad().
+struct Edge {
+  std::shared_ptr<Node> node;         // the input was produced by this op
+  std::shared_ptr<TensorImpl> leaf;   // or the input is a leaf that requires grad
+};
+
+class Node {
+ public:
+  Node(std::string name, std::vector<Edge> next_edges, std::vector<bool> needs_input_grad,
+       std::vector<Shape> input_shapes, Shape output_shape, DType dtype, BackwardFn backward_fn);
+  // Frees a long chain of nodes iteratively (a recursive chain of destructors would
+  // overflow the stack on very deep graphs).
+  ~Node();
+
+  const std::string name;                 // "mul", "matmul", ... (micrograd's _op)
+  std::vector<Edge> next_edges;           // one per input, in argument order
+  const std::vector<bool> needs_input_grad;
+  const std::vector<Shape> input_shapes;  // for error messages and print_graph
+  const Shape output_shape;
+  const DType dtype;
+  const std::uint64_t sequence_nr;        // order of execution in the forward pass
+
+  bool released() const { return !backward_fn_; }
+  // Drops the saved tensors. A second backward through this node then raises GraphError.
+  void release() { backward_fn_ = nullptr; }
+  TensorList apply(const Tensor& dout) const { return backward_fn_(dout); }
+
+ private:
+  BackwardFn backward_fn_;
+};
+
+// True when grad mode is on and at least one input requires grad: the op must record.
+bool should_record(const TensorList& inputs);
+
+// Makes `out` the non-leaf output of a new Node named `name` over `inputs`.
+// Call only when should_record(inputs) is true.
+void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward);
+
+}  // namespace tapegrad

@@ -1,0 +1,210 @@
+// matmul.cpp — matrix products on BLAS gemm, backward by transpose flags.
+//
+//   C = A · B         A: (M, K), B: (K, N), C: (M, N)
+//   dA = dC · Bᵀ      (M, N)·(N, K) -> (M, K)
+//   dB = Aᵀ · dC      (K, M)·(M, N) -> (K, N)
+// No transpose is ever materialized: gemm reads Bᵀ and Aᵀ through its transpose flags, and an
+// input that is itself a transposed view (x.transpose(-1, -2)) is passed with the flag set
+// instead of being copied. Batched inputs (..., M, K) @ (..., K, N) broadcast their batch dims.
+#include <vector>
+
+#include "../blas.hpp"
+#include "../grad_mode.hpp"
+#include "../node.hpp"
+#include "../ops.hpp"
+#include "../shape.hpp"
+
+namespace tapegrad {
+
+namespace {
+
+// How gemm should read the last two dims of a tensor: as stored (row-major, leading
+// dimension ld) or through the transpose flag (the view is a transposed row-major matrix).
+struct MatrixLayout {
+  bool trans = false;
+  std::int64_t ld = 0;
+};
+
+// Returns true and fills layout when gemm can read t's matrices in place.
+bool gemm_layout(const Tensor& t, MatrixLayout& layout) {
+  const std::int64_t n = t.dim();
+  const std::int64_t rows = t.shape()[n - 2], cols = t.shape()[n - 1];
+  const std::int64_t rs = t.strides()[n - 2], cs = t.strides()[n - 1];
+  if ((cs == 1 || cols == 1) && rs >= std::max<std::int64_t>(cols, 1)) {
+    layout = {false, rs};
+    return true;
+  }
+  if ((rs == 1 || rows == 1) && cs >= std::max<std::int64_t>(rows, 1)) {
+    layout = {true, cs};
+    return true;
+  }
+  return false;
+}
+
+// A tensor whose matrices gemm can read in place: t itself, or a contiguous copy.
+Tensor gemm_ready(const Tensor& t, MatrixLayout& layout) {
+  if (gemm_layout(t, layout)) return t;
+  Tensor c = t.contiguous();
+  gemm_layout(c, layout);
+  return c;
+}
+
+// For each matrix of a batch of out_batch shape, the element offset of the operand's matrix
+// (batch dims broadcast with stride 0).
+std::vector<std::int64_t> batch_offsets(const Tensor& t, const Shape& out_batch) {
+  const Shape batch(t.shape().begin(), t.shape().end() - 2);
+  const Shape batch_strides(t.strides().begin(), t.strides().end() - 2);
+  const Shape strides = broadcast_strides(batch, batch_strides, out_batch);
+  std::vector<std::int64_t> offsets(shape_numel(out_batch));
+  for_each_strided(out_batch, strides, [&](std::int64_t i, std::int64_t off) { offsets[i] = off; });
+  return offsets;
+}
+
+// C[b] = op(A[b]) · op(B[b]) for every matrix b of the broadcast batch; C is contiguous.
+Tensor batched_gemm(const Tensor& a_in, const Tensor& b_in, const char* op) {
+  MatrixLayout la, lb;
+  const Tensor a = gemm_ready(a_in, la), b = gemm_ready(b_in, lb);
+  const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
+  const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
+  const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  const Shape out_batch = broadcast_shapes(a_batch, b_batch, op);
+  Shape out_shape = out_batch;
+  out_shape.push_back(M);
+  out_shape.push_back(N);
+  Tensor c = Tensor::empty(out_shape, a.dtype(), K == 0);  // K = 0: the product is all zeros
+  if (K == 0 || c.numel() == 0) return c;
+  const std::vector<std::int64_t> oa = batch_offsets(a, out_batch), ob = batch_offsets(b, out_batch);
+  dispatch_floating(a.dtype(), op, [&]<typename T>() {
+    const T* pa = a.data<T>();
+    const T* pb = b.data<T>();
+    T* pc = c.data<T>();
+    for (std::size_t i = 0; i < oa.size(); ++i)
+      blas::gemm<T>(la.trans, lb.trans, M, N, K, T(1), pa + oa[i], la.ld, pb + ob[i], lb.ld, T(0),
+                    pc + static_cast<std::int64_t>(i) * M * N, N);
+  });
+  return c;
+}
+
+void check_matmul_shapes(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.dtype() != b.dtype())
+    throw DTypeError(std::string(op) + ": dtypes differ (" + dtype_name(a.dtype()) + " and " +
+                     dtype_name(b.dtype()) + ")");
+  if (a.dim() < 1 || b.dim() < 1)
+    throw ShapeError(std::string(op) + ": both inputs need at least 1 dim, got shapes " +
+                     shape_str(a.shape()) + " and " + shape_str(b.shape()));
+  if (a.size(-1) != b.size(b.dim() == 1 ? -1 : -2))
+    throw ShapeError(std::string(op) + ": shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                     " cannot be multiplied (" + std::to_string(a.size(-1)) + " columns vs " +
+                     std::to_string(b.size(b.dim() == 1 ? -1 : -2)) + " rows)");
+}
+
+}  // namespace
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_matmul_shapes(a, b, "matmul");
+  check_blas_core_once();
+  // 1-d operands as torch.matmul: a vector on the left is a row, on the right a column,
+  // and that dim is removed from the result.
+  if (a.dim() == 1) return squeeze(matmul(unsqueeze(a, 0), b), -2);
+  if (b.dim() == 1) return squeeze(matmul(a, unsqueeze(b, 1)), -1);
+  // (..., M, K) @ (K, N) with a contiguous: one gemm over all the rows (..·M, K) instead of
+  // one per batch; dB then comes out of a single gemm too.
+  if (a.dim() > 2 && b.dim() == 2 && a.is_contiguous()) {
+    Shape out_shape = a.shape();
+    out_shape.back() = b.size(1);
+    return matmul(a.reshape({-1, a.size(-1)}), b).reshape(out_shape);
+  }
+
+  Tensor out = batched_gemm(a, b, "matmul");
+  if (!should_record({a, b})) return out;
+  const bool need_a = a.requires_grad(), need_b = b.requires_grad();
+  record(out, "matmul", {a, b},
+         [a = need_b ? a.detach() : Tensor(), b = need_a ? b.detach() : Tensor(), need_a, need_b,
+          sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
+           Tensor da, db;
+           // dA (..., M, K) = dC (..., M, N) · Bᵀ (..., N, K); summed over broadcast batch dims
+           if (need_a) da = sum_to_shape(batched_gemm(dout, transpose(b, -1, -2), "matmul backward"), sa);
+           // dB (..., K, N) = Aᵀ (..., K, M) · dC (..., M, N)
+           if (need_b) db = sum_to_shape(batched_gemm(transpose(a, -1, -2), dout, "matmul backward"), sb);
+           return {da, db};
+         });
+  return out;
+}
+
+Tensor matmul_naive(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2)
+    throw ShapeError("matmul_naive: expects 2-d inputs, got shapes " + shape_str(a.shape()) + " and " +
+                     shape_str(b.shape()));
+  check_matmul_shapes(a, b, "matmul_naive");
+  const std::int64_t M = a.size(0), K = a.size(1), N = b.size(1);
+  const std::vector<double> va = a.to_vector(), vb = b.to_vector();
+  std::vector<double> vc(M * N, 0.0);
+  for (std::int64_t i = 0; i < M; ++i)
+    for (std::int64_t j = 0; j < N; ++j)
+      for (std::int64_t k = 0; k < K; ++k) vc[i * N + j] += va[i * K + k] * vb[k * N + j];
+  return tensor(vc, {M, N}, a.dtype());
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  // y (N, out) = x (N, in) · weightᵀ (in, out) + bias (out); leading dims of x are folded into N.
+  if (weight.dim() != 2)
+    throw ShapeError("linear: weight must be 2-d (out_features, in_features), got " + shape_str(weight.shape()));
+  if (x.dim() < 1 || x.size(-1) != weight.size(1))
+    throw ShapeError("linear: input of shape " + shape_str(x.shape()) + " does not match weight of shape " +
+                     shape_str(weight.shape()) + " (expected last dim " + std::to_string(weight.size(1)) + ")");
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != weight.size(0)))
+    throw ShapeError("linear: bias of shape " + shape_str(bias.shape()) + " does not match weight of shape " +
+                     shape_str(weight.shape()) + " (expected [" + std::to_string(weight.size(0)) + "])");
+  if (x.dtype() != weight.dtype() || (bias.defined() && bias.dtype() != weight.dtype()))
+    throw DTypeError(std::string("linear: dtypes differ (input ") + dtype_name(x.dtype()) + ", weight " +
+                     dtype_name(weight.dtype()) + ")");
+  check_blas_core_once();
+  const std::int64_t in = weight.size(1), out_features = weight.size(0);
+  const Tensor x2 = x.contiguous();
+  const std::int64_t N = x2.numel() / std::max<std::int64_t>(in, 1);
+  const Tensor w = weight.contiguous();
+  Shape out_shape = x.shape();
+  out_shape.back() = out_features;
+  Tensor y = Tensor::empty(out_shape, x.dtype(), in == 0);
+  dispatch_floating(x.dtype(), "linear", [&]<typename T>() {
+    T* py = y.data<T>();
+    T beta = T(0);
+    if (bias.defined()) {  // start from the bias in every row, then gemm adds x·Wᵀ (beta = 1)
+      const Tensor bc = bias.contiguous();
+      const T* pb = bc.data<T>();
+      for (std::int64_t r = 0; r < N; ++r) std::copy(pb, pb + out_features, py + r * out_features);
+      beta = T(1);
+    }
+    if (in > 0 && N > 0)
+      blas::gemm<T>(false, true, N, out_features, in, T(1), x2.data<T>(), in, w.data<T>(), in, beta, py,
+                    out_features);
+  });
+  if (!should_record({x, weight, bias})) return y;
+  const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
+  const bool need_b = bias.defined() && bias.requires_grad();
+  record(y, "linear", {x, weight, bias},
+         [x2 = need_w ? x2.detach() : Tensor(), w = need_x ? w.detach() : Tensor(), need_x, need_w, need_b,
+          x_shape = x.shape(), N, in, out_features](const Tensor& dout) -> TensorList {
+           const Tensor dy = dout.contiguous();
+           Tensor dx, dw, db;
+           dispatch_floating(dy.dtype(), "linear backward", [&]<typename T>() {
+             if (need_x) {  // dx (N, in) = dy (N, out) · W (out, in)
+               dx = Tensor::empty(x_shape, dy.dtype(), true);
+               if (N > 0 && out_features > 0)
+                 blas::gemm<T>(false, false, N, in, out_features, T(1), dy.data<T>(), out_features,
+                               w.data<T>(), in, T(0), dx.data<T>(), in);
+             }
+             if (need_w) {  // dW (out, in) = dyᵀ (out, N) · x (N, in)
+               dw = Tensor::empty({out_features, in}, dy.dtype(), true);
+               if (N > 0)
+                 blas::gemm<T>(true, false, out_features, in, N, T(1), dy.data<T>(), out_features,
+                               x2.data<T>(), in, T(0), dw.data<T>(), in);
+             }
+           });
+           if (need_b) db = sum(dy.reshape({N, out_features}), {0});  // db (out) = Σ_rows dy
+           return {dx, dw, db};
+         });
+  return y;
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,230 @@
+// reduce.cpp — sum, mean, max, argmax, var over chosen dims, and sum_to_shape.
+//
+// Every reduction over one dim views the contiguous input as (outer, R, inner), where R is
+// the reduced dim, outer the dims before it and inner the dims after: out[o, i] is a
+// reduction of x[o, 0..R-1, i]. Several dims are reduced one after the other.
+//   sum:  dx = dout broadcast back over the reduced dims
+//   mean: composed as sum · (1/N)
+//   max:  dx = dout at the (first) argmax, 0 elsewhere
+//   var:  composed as sum((x - mean)²) / (N - correction)
+#include <algorithm>
+#include <limits>
+
+#include "../grad_mode.hpp"
+#include "../node.hpp"
+#include "../ops.hpp"
+#include "../parallel.hpp"
+#include "../shape.hpp"
+
+namespace tapegrad {
+
+namespace {
+
+struct ReduceGeometry {
+  std::int64_t outer = 1, reduced = 1, inner = 1;
+};
+
+ReduceGeometry geometry(const Shape& shape, std::int64_t dim) {
+  ReduceGeometry g;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    if (d < dim) g.outer *= shape[d];
+    else if (d == dim) g.reduced = shape[d];
+    else g.inner *= shape[d];
+  }
+  return g;
+}
+
+// Sum over one dim, keeping it as size 1. Accumulates in double: float32 sums over long rows
+// (a loss over thousands of tokens) lose digits otherwise.
+Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
+  Tensor xc = x.contiguous();
+  Shape out_shape = xc.shape();
+  out_shape[dim] = 1;
+  Tensor out = Tensor::empty(out_shape, x.dtype());
+  const ReduceGeometry g = geometry(xc.shape(), dim);
+  dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
+    const T* px = xc.data<T>();
+    T* po = out.data<T>();
+    if (g.inner == 1) {  // reduce along contiguous rows
+#pragma omp parallel for if (g.outer * g.reduced > kParallelGrain)
+      for (std::int64_t o = 0; o < g.outer; ++o) {
+        const T* row = px + o * g.reduced;
+        double acc = 0;
+        for (std::int64_t r = 0; r < g.reduced; ++r) acc += row[r];
+        po[o] = static_cast<T>(acc);
+      }
+    } else {  // add rows of length inner: vectorizes along inner
+#pragma omp parallel for if (g.outer * g.reduced * g.inner > kParallelGrain)
+      for (std::int64_t o = 0; o < g.outer; ++o) {
+        T* dst = po + o * g.inner;
+        std::fill(dst, dst + g.inner, T(0));
+        for (std::int64_t r = 0; r < g.reduced; ++r) {
+          const T* src = px + (o * g.reduced + r) * g.inner;
+          for (std::int64_t i = 0; i < g.inner; ++i) dst[i] += src[i];
+        }
+      }
+    }
+  });
+  return out;
+}
+
+// Sorted, unique, non-negative dims; empty means all dims.
+std::vector<std::int64_t> normalize_dims(const std::vector<std::int64_t>& dims, std::int64_t ndim,
+                                         const char* op) {
+  std::vector<std::int64_t> out;
+  if (dims.empty()) {
+    for (std::int64_t d = 0; d < ndim; ++d) out.push_back(d);
+    return out;
+  }
+  for (std::int64_t d : dims) out.push_back(normalize_dim(d, ndim, op));
+  std::sort(out.begin(), out.end());
+  if (std::adjacent_find(out.begin(), out.end()) != out.end())
+    throw ShapeError(std::string(op) + ": dim repeated in the list of dims to reduce");
+  return out;
+}
+
+Shape reduced_shape(const Shape& shape, const std::vector<std::int64_t>& dims, bool keepdim) {
+  Shape out;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    const bool reduced = std::find(dims.begin(), dims.end(), d) != dims.end();
+    if (!reduced) out.push_back(shape[d]);
+    else if (keepdim) out.push_back(1);
+  }
+  return out;
+}
+
+Tensor sum_impl(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim) {
+  Tensor out = x;
+  for (std::int64_t d : dims) out = sum_one_dim(out, d);
+  if (out.is_same(x)) out = x.clone();  // a 0-d input: its sum is a copy of it
+  return out.reshape(reduced_shape(x.shape(), dims, keepdim));
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepdim) {
+  const std::vector<std::int64_t> dims = normalize_dims(dims_in, x.dim(), "sum");
+  Tensor out;
+  {
+    // The kernels above build the result from internal reshapes; record one "sum" node.
+    NoGradGuard no_grad;
+    out = sum_impl(x, dims, keepdim);
+  }
+  if (!should_record({x})) return out;
+  record(out, "sum", {x},
+         [shape = x.shape(), keep_shape = reduced_shape(x.shape(), dims, true)](
+             const Tensor& dout) -> TensorList {
+           return {expand(dout.reshape(keep_shape), shape).contiguous()};
+         });
+  return out;
+}
+
+Tensor sum(const Tensor& x) { return sum(x, {}, false); }
+
+Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepdim) {
+  const std::vector<std::int64_t> dims = normalize_dims(dims_in, x.dim(), "mean");
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) n *= x.shape()[d];
+  if (n == 0) throw ShapeError("mean: cannot average over zero elements, shape " + shape_str(x.shape()));
+  return mul(sum(x, dims, keepdim), 1.0 / static_cast<double>(n));
+}
+
+Tensor mean(const Tensor& x) { return mean(x, {}, false); }
+
+namespace {
+
+// Max and its first index over one dim, as (values, int64 indices) with the dim kept.
+std::pair<Tensor, Tensor> max_one_dim(const Tensor& x, std::int64_t dim, const char* op) {
+  if (x.dim() > 0 && x.shape()[dim] == 0)
+    throw ShapeError(std::string(op) + ": cannot reduce an empty dim, shape " + shape_str(x.shape()));
+  Tensor xc = x.contiguous();
+  Shape out_shape = xc.shape();
+  if (!out_shape.empty()) out_shape[dim] = 1;
+  Tensor values = Tensor::empty(out_shape, x.dtype());
+  Tensor indices = Tensor::empty(out_shape, DType::int64);
+  const ReduceGeometry g = x.dim() ? geometry(xc.shape(), dim) : ReduceGeometry{};
+  dispatch_floating(x.dtype(), op, [&]<typename T>() {
+    const T* px = xc.data<T>();
+    T* pv = values.data<T>();
+    std::int64_t* pi = indices.data<std::int64_t>();
+#pragma omp parallel for if (g.outer * g.reduced * g.inner > kParallelGrain)
+    for (std::int64_t o = 0; o < g.outer; ++o)
+      for (std::int64_t i = 0; i < g.inner; ++i) {
+        const T* src = px + o * g.reduced * g.inner + i;
+        T best = src[0];
+        std::int64_t best_r = 0;
+        for (std::int64_t r = 1; r < g.reduced; ++r) {
+          const T v = src[r * g.inner];
+          // NaN wins (propagates), as in PyTorch.
+          if (v > best || (v != v && best == best)) {
+            best = v;
+            best_r = r;
+          }
+        }
+        pv[o * g.inner + i] = best;
+        pi[o * g.inner + i] = best_r;
+      }
+  });
+  return {values, indices};
+}
+
+}  // namespace
+
+Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
+  const std::int64_t dim = normalize_dim(dim_in, x.dim(), "max");
+  auto [values, indices] = max_one_dim(x, dim, "max");
+  const Shape out_shape = reduced_shape(x.shape(), {dim}, keepdim);
+  Tensor out = values.reshape(out_shape);
+  if (!should_record({x})) return out;
+  record(out, "max", {x},
+         [indices, dim, shape = x.shape()](const Tensor& dout) -> TensorList {
+           // Scatter dout into the argmax positions.
+           Tensor dx = zeros(shape, dout.dtype());
+           Tensor d = dout.contiguous();
+           const ReduceGeometry g = shape.empty() ? ReduceGeometry{} : geometry(shape, dim);
+           dispatch_floating(dx.dtype(), "max backward", [&]<typename T>() {
+             T* pdx = dx.data<T>();
+             const T* pd = d.data<T>();
+             const std::int64_t* pi = indices.data<std::int64_t>();
+             for (std::int64_t o = 0; o < g.outer; ++o)
+               for (std::int64_t i = 0; i < g.inner; ++i)
+                 pdx[(o * g.reduced + pi[o * g.inner + i]) * g.inner + i] = pd[o * g.inner + i];
+           });
+           return {dx};
+         });
+  return out;
+}
+
+Tensor max(const Tensor& x) { return max(x.reshape({-1}), 0, false); }
+
+Tensor argmax(const Tensor& x, std::int64_t dim_in, bool keepdim) {
+  const std::int64_t dim = normalize_dim(dim_in, x.dim(), "argmax");
+  return max_one_dim(x, dim, "argmax").second.reshape(reduced_shape(x.shape(), {dim}, keepdim));
+}
+
+Tensor var(const Tensor& x, const std::vector<std::int64_t>& dims_in, std::int64_t correction,
+           bool keepdim) {
+  const std::vector<std::int64_t> dims = normalize_dims(dims_in, x.dim(), "var");
+  std::int64_t n = 1;
+  for (std::int64_t d : dims) n *= x.shape()[d];
+  if (n - correction <= 0)
+    throw ShapeError("var: " + std::to_string(n) + " elements with correction " +
+                     std::to_string(correction) + " leave no degrees of freedom, shape " +
+                     shape_str(x.shape()));
+  Tensor centered = sub(x, mean(x, dims, true));
+  return div(sum(mul(centered, centered), dims, keepdim), static_cast<double>(n - correction));
+}
+
+Tensor sum_to_shape(const Tensor& x, const Shape& shape) {
+  if (x.shape() == shape) return x;
+  const std::int64_t lead = x.dim() - static_cast<std::int64_t>(shape.size());
+  if (lead < 0)
+    throw ShapeError("sum_to_shape: cannot reduce shape " + shape_str(x.shape()) + " to the larger " +
+                     shape_str(shape));
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = 0; d < x.dim(); ++d)
+    if (d < lead || (shape[d - lead] == 1 && x.shape()[d] != 1)) dims.push_back(d);
+  return sum(x, dims, true).reshape(shape);
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,161 @@
+// unary.cpp — elementwise functions of one tensor. Each forward is y = f(x); each backward
+// is dx = dout · f'(x), computed in one fused loop from what the forward saved (x or y,
+// whichever gives the derivative more cheaply):
+//   exp:     f' = y                  log:   f' = 1/x
+//   sqrt:    f' = 1/(2y)             rsqrt: f' = -y³/2
+//   abs:     f' = sign(x)            tanh:  f' = 1 - y²
+//   sigmoid: f' = y(1 - y)           relu:  f' = [x > 0]
+//   silu:    f' = s(1 + x(1 - s)), s = sigmoid(x)
+//   gelu:    f' = Φ(x) + x·φ(x) (exact), or the derivative of the tanh form
+//   clamp:   f' = [lo <= x <= hi]
+#include <cmath>
+#include <numbers>
+
+#include "../node.hpp"
+#include "../ops.hpp"
+#include "../parallel.hpp"
+
+namespace tapegrad {
+
+namespace {
+
+// Constants of GELU's tanh form: √(2/π) and the cubic coefficient.
+constexpr double kGeluTanhScale = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
+constexpr double kGeluTanhCubic = 0.044715;
+
+// y = f(x) over a contiguous copy of x.
+template <typename F>
+Tensor unary_forward(const Tensor& x, const char* op, F f) {
+  const Tensor xc = x.contiguous();
+  Tensor y = Tensor::empty(x.shape(), x.dtype());
+  dispatch_floating(x.dtype(), op, [&]<typename T>() {
+    const T* px = xc.data<T>();
+    T* py = y.data<T>();
+    const std::int64_t n = y.numel();
+#pragma omp parallel for simd if (n > kParallelGrain)
+    for (std::int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+  });
+  return y;
+}
+
+// dx = dout · dfdx(saved) elementwise, with `saved` the x or y kept by the forward.
+template <typename F>
+Tensor unary_backward(const Tensor& dout, const Tensor& saved, const char* op, F dfdx) {
+  const Tensor g = dout.contiguous();
+  Tensor dx = Tensor::empty(saved.shape(), saved.dtype());
+  dispatch_floating(saved.dtype(), op, [&]<typename T>() {
+    const T* pg = g.data<T>();
+    const T* ps = saved.data<T>();
+    T* pd = dx.data<T>();
+    const std::int64_t n = dx.numel();
+#pragma omp parallel for simd if (n > kParallelGrain)
+    for (std::int64_t i = 0; i < n; ++i) pd[i] = pg[i] * dfdx(ps[i]);
+  });
+  return dx;
+}
+
+// Records y = f(x) with a backward that reads the saved input (save_output = false) or the
+// saved output (save_output = true).
+template <typename DF>
+Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output, DF dfdx) {
+  if (!should_record({x})) return y;
+  Tensor saved = save_output ? y.detach() : x.contiguous().detach();
+  record(y, op, {x}, [saved, op, dfdx](const Tensor& dout) -> TensorList {
+    return {unary_backward(dout, saved, op, dfdx)};
+  });
+  return y;
+}
+
+}  // namespace
+
+Tensor exp(const Tensor& x) {
+  Tensor y = unary_forward(x, "exp", [](auto v) { return std::exp(v); });
+  return record_unary(y, x, "exp", true, [](auto y) { return y; });
+}
+
+Tensor log(const Tensor& x) {
+  Tensor y = unary_forward(x, "log", [](auto v) { return std::log(v); });
+  return record_unary(y, x, "log", false, [](auto x) { return 1 / x; });
+}
+
+Tensor sqrt(const Tensor& x) {
+  Tensor y = unary_forward(x, "sqrt", [](auto v) { return std::sqrt(v); });
+  return record_unary(y, x, "sqrt", true, [](auto y) { return 1 / (2 * y); });
+}
+
+Tensor rsqrt(const Tensor& x) {
+  Tensor y = unary_forward(x, "rsqrt", [](auto v) { return 1 / std::sqrt(v); });
+  return record_unary(y, x, "rsqrt", true, [](auto y) { return -y * y * y / 2; });
+}
+
+Tensor abs(const Tensor& x) {
+  Tensor y = unary_forward(x, "abs", [](auto v) { return std::abs(v); });
+  return record_unary(y, x, "abs", false, [](auto x) { return decltype(x)((x > 0) - (x < 0)); });
+}
+
+Tensor tanh(const Tensor& x) {
+  Tensor y = unary_forward(x, "tanh", [](auto v) { return std::tanh(v); });
+  return record_unary(y, x, "tanh", true, [](auto y) { return 1 - y * y; });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  Tensor y = unary_forward(x, "sigmoid", [](auto v) { return 1 / (1 + std::exp(-v)); });
+  return record_unary(y, x, "sigmoid", true, [](auto y) { return y * (1 - y); });
+}
+
+Tensor relu(const Tensor& x) {
+  Tensor y = unary_forward(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
+  return record_unary(y, x, "relu", false, [](auto x) { return decltype(x)(x > 0); });
+}
+
+Tensor silu(const Tensor& x) {
+  Tensor y = unary_forward(x, "silu", [](auto v) { return v / (1 + std::exp(-v)); });
+  return record_unary(y, x, "silu", false, [](auto x) {
+    const auto s = 1 / (1 + std::exp(-x));
+    return s * (1 + x * (1 - s));
+  });
+}
+
+Tensor gelu(const Tensor& x, const std::string& approximate) {
+  using std::numbers::inv_sqrtpi;
+  using std::numbers::sqrt2;
+  if (approximate == "none") {
+    // Φ(x) = (1 + erf(x/√2))/2,  φ(x) = exp(-x²/2)/√(2π)
+    Tensor y = unary_forward(x, "gelu", [](auto v) { return v * (1 + std::erf(v / sqrt2)) / 2; });
+    return record_unary(y, x, "gelu", false, [](auto x) {
+      using T = decltype(x);
+      const T cdf = (1 + std::erf(x / T(sqrt2))) / 2;
+      const T pdf = std::exp(-x * x / 2) * T(inv_sqrtpi / sqrt2);
+      return cdf + x * pdf;
+    });
+  }
+  if (approximate == "tanh") {
+    // u = √(2/π)(x + 0.044715x³),  y = x(1 + tanh u)/2
+    // dy/dx = (1 + tanh u)/2 + x(1 - tanh²u)/2 · √(2/π)(1 + 3·0.044715x²)
+    Tensor y = unary_forward(x, "gelu_tanh", [](auto v) {
+      using T = decltype(v);
+      return v * (1 + std::tanh(T(kGeluTanhScale) * (v + T(kGeluTanhCubic) * v * v * v))) / 2;
+    });
+    return record_unary(y, x, "gelu_tanh", false, [](auto x) {
+      using T = decltype(x);
+      const T t = std::tanh(T(kGeluTanhScale) * (x + T(kGeluTanhCubic) * x * x * x));
+      return (1 + t) / 2 + x * (1 - t * t) / 2 * T(kGeluTanhScale) * (1 + 3 * T(kGeluTanhCubic) * x * x);
+    });
+  }
+  throw ValueError("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+}
+
+Tensor clamp(const Tensor& x, std::optional<double> lo_opt, std::optional<double> hi_opt) {
+  const double lo = lo_opt.value_or(-INFINITY), hi = hi_opt.value_or(INFINITY);
+  if (lo > hi) throw ValueError("clamp: min " + std::to_string(lo) + " is greater than max " + std::to_string(hi));
+  Tensor y = unary_forward(x, "clamp", [lo, hi](auto v) {
+    using T = decltype(v);
+    return v < T(lo) ? T(lo) : (v > T(hi) ? T(hi) : v);
+  });
+  return record_unary(y, x, "clamp", false, [lo, hi](auto x) {
+    using T = decltype(x);
+    return T(x >= T(lo) && x <= T(hi));
+  });
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,305 @@
+// tensor.cpp — the Tensor handle: construction, accessors, factories and printing.
+#include "tensor.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+
+#include "engine.hpp"
+#include "node.hpp"
+#include "ops.hpp"
+#include "shape.hpp"
+
+namespace tapegrad {
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape) n *= s;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size());
+  std::int64_t stride = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, bool zero) {
+  for (std::int64_t s : shape)
+    if (s < 0) throw ShapeError("empty: negative size in shape " + shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<Storage>(shape_numel(shape) * size_of(dtype), zero);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+template <typename T>
+Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
+  if (static_cast<std::int64_t>(values.size()) != shape_numel(shape))
+    throw ShapeError("tensor: " + std::to_string(values.size()) + " values do not fill shape " +
+                     shape_str(shape) + " (" + std::to_string(shape_numel(shape)) + " elements)");
+  Tensor t = empty(shape, dtype_of<T>());
+  std::memcpy(t.raw_data(), values.data(), values.size() * sizeof(T));
+  return t;
+}
+template Tensor Tensor::from_vector<float>(const std::vector<float>&, const Shape&);
+template Tensor Tensor::from_vector<double>(const std::vector<double>&, const Shape&);
+template Tensor Tensor::from_vector<std::int64_t>(const std::vector<std::int64_t>&, const Shape&);
+
+TensorImpl& Tensor::impl() const {
+  if (!impl_) throw ValueError("use of an undefined tensor (a default-constructed Tensor, or a "
+                               "grad() that backward has not filled yet)");
+  return *impl_;
+}
+
+std::int64_t Tensor::size(std::int64_t d) const { return shape()[normalize_dim(d, dim(), "size")]; }
+std::int64_t Tensor::numel() const { return shape_numel(shape()); }
+
+bool Tensor::is_contiguous() const {
+  const TensorImpl& t = impl();
+  std::int64_t expected = 1;
+  for (std::size_t i = t.shape.size(); i-- > 0;) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];
+  }
+  return true;
+}
+
+void* Tensor::raw_data() const {
+  const TensorImpl& t = impl();
+  return static_cast<char*>(t.storage->data()) + t.offset * size_of(t.dtype);
+}
+
+template <typename T> T* Tensor::data() const {
+  if (dtype() != dtype_of<T>())
+    throw DTypeError(std::string("data<") + dtype_name(dtype_of<T>()) + ">() on a tensor of dtype " +
+                     dtype_name(dtype()));
+  return static_cast<T*>(raw_data());
+}
+template float* Tensor::data<float>() const;
+template double* Tensor::data<double>() const;
+template std::int64_t* Tensor::data<std::int64_t>() const;
+
+template <typename T> std::vector<T> Tensor::to_vector() const {
+  std::vector<T> out(numel());
+  dispatch_all(dtype(), "to_vector", [&]<typename S>() {
+    const S* p = static_cast<const S*>(raw_data());
+    for_each_strided(shape(), strides(), [&](std::int64_t i, std::int64_t off) {
+      out[i] = static_cast<T>(p[off]);
+    });
+  });
+  return out;
+}
+template std::vector<float> Tensor::to_vector<float>() const;
+template std::vector<double> Tensor::to_vector<double>() const;
+template std::vector<std::int64_t> Tensor::to_vector<std::int64_t>() const;
+
+double Tensor::item() const {
+  if (numel() != 1)
+    throw ShapeError("item: only a one-element tensor has an item, got shape " + shape_str(shape()));
+  return to_vector<double>()[0];
+}
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  if (!is_leaf())
+    throw GraphError("requires_grad_: only leaf tensors can change requires_grad (this one is the "
+                     "output of '" + grad_fn()->name + "'; use detach() to make a leaf)");
+  if (requires_grad && !is_floating(dtype()))
+    throw DTypeError(std::string("requires_grad_: only float tensors can require grad, got ") +
+                     dtype_name(dtype()));
+  impl().requires_grad = requires_grad;
+  return *this;
+}
+
+Tensor Tensor::grad() const { return impl().grad ? Tensor(impl().grad) : Tensor(); }
+
+void Tensor::set_grad(const Tensor& grad) {
+  if (!grad.defined()) {
+    impl().grad.reset();
+    return;
+  }
+  if (grad.shape() != shape() || grad.dtype() != dtype())
+    throw ShapeError("set_grad: gradient of shape " + shape_str(grad.shape()) + " (" +
+                     dtype_name(grad.dtype()) + ") for a tensor of shape " + shape_str(shape()) +
+                     " (" + dtype_name(dtype()) + ")");
+  impl().grad = grad.impl_ptr();
+}
+
+void Tensor::backward(const Tensor& grad, bool retain_graph) const {
+  run_backward(*this, grad, retain_graph);
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& src = this->impl();
+  impl->storage = src.storage;
+  impl->offset = src.offset;
+  impl->shape = src.shape;
+  impl->strides = src.strides;
+  impl->dtype = src.dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor Tensor::clone() const {
+  // A copy that is a new buffer even when contiguous: x * 1 would do, but a dedicated op reads
+  // better in printed graphs.
+  Tensor out = empty(shape(), dtype());
+  out.copy_(*this);
+  if (should_record({*this}))
+    record(out, "clone", {*this}, [](const Tensor& dout) -> TensorList { return {dout}; });
+  return out;
+}
+
+Tensor Tensor::contiguous() const { return tapegrad::contiguous(*this); }
+Tensor Tensor::to(DType dtype) const { return to_dtype(*this, dtype); }
+Tensor Tensor::reshape(const Shape& s) const { return tapegrad::reshape(*this, s); }
+Tensor Tensor::view(const Shape& s) const { return tapegrad::view(*this, s); }
+Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
+  return tapegrad::transpose(*this, d0, d1);
+}
+Tensor Tensor::permute(const Shape& dims) const { return tapegrad::permute(*this, dims); }
+Tensor Tensor::sum() const { return tapegrad::sum(*this); }
+Tensor Tensor::mean() const { return tapegrad::mean(*this); }
+
+void Tensor::copy_(const Tensor& src) {
+  if (src.shape() != shape())
+    throw ShapeError("copy_: source shape " + shape_str(src.shape()) + " does not match " +
+                     shape_str(shape()));
+  dispatch_all(dtype(), "copy_", [&]<typename T>() {
+    T* dst = static_cast<T*>(raw_data());
+    if (is_contiguous() && src.is_contiguous() && src.dtype() == dtype()) {
+      std::memmove(dst, src.raw_data(), numel() * sizeof(T));
+      return;
+    }
+    const Shape& dst_strides = strides();
+    std::vector<std::int64_t> dst_offsets(numel());
+    for_each_strided(shape(), dst_strides,
+                     [&](std::int64_t i, std::int64_t off) { dst_offsets[i] = off; });
+    dispatch_all(src.dtype(), "copy_", [&]<typename S>() {
+      const S* s = static_cast<const S*>(src.raw_data());
+      for_each_strided(src.shape(), src.strides(), [&](std::int64_t i, std::int64_t off) {
+        dst[dst_offsets[i]] = static_cast<T>(s[off]);
+      });
+    });
+  });
+}
+
+void Tensor::fill_(double value) {
+  dispatch_all(dtype(), "fill_", [&]<typename T>() {
+    T* p = static_cast<T*>(raw_data());
+    for_each_strided(shape(), strides(),
+                     [&](std::int64_t, std::int64_t off) { p[off] = static_cast<T>(value); });
+  });
+}
+
+// ---------------------------------------------------------------- factories
+
+Tensor tensor(const std::vector<double>& values, const Shape& shape, DType dtype) {
+  if (static_cast<std::int64_t>(values.size()) != shape_numel(shape))
+    throw ShapeError("tensor: " + std::to_string(values.size()) + " values do not fill shape " +
+                     shape_str(shape) + " (" + std::to_string(shape_numel(shape)) + " elements)");
+  Tensor t = Tensor::empty(shape, dtype);
+  dispatch_all(dtype, "tensor", [&]<typename T>() {
+    T* p = t.data<T>();
+    for (std::size_t i = 0; i < values.size(); ++i) p[i] = static_cast<T>(values[i]);
+  });
+  return t;
+}
+
+Tensor scalar_tensor(double value, DType dtype) { return full({}, value, dtype); }
+Tensor zeros(const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype, true); }
+Tensor ones(const Shape& shape, DType dtype) { return full(shape, 1.0, dtype); }
+Tensor full(const Shape& shape, double value, DType dtype) {
+  Tensor t = Tensor::empty(shape, dtype);
+  t.fill_(value);
+  return t;
+}
+Tensor zeros_like(const Tensor& t) { return zeros(t.shape(), t.dtype()); }
+Tensor ones_like(const Tensor& t) { return ones(t.shape(), t.dtype()); }
+
+Tensor arange(double start, double end, double step, DType dtype) {
+  if (step == 0 || !std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step))
+    throw ValueError("arange: step must be nonzero and the bounds finite");
+  const double count = std::ceil((end - start) / step);
+  const std::int64_t n = count > 0 ? static_cast<std::int64_t>(count) : 0;
+  Tensor t = Tensor::empty({n}, dtype);
+  dispatch_all(dtype, "arange", [&]<typename T>() {
+    T* p = t.data<T>();
+    for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(start + i * step);
+  });
+  return t;
+}
+Tensor arange(double end, DType dtype) { return arange(0.0, end, 1.0, dtype); }
+
+// ---------------------------------------------------------------- printing
+
+namespace {
+
+// PyTorch-like: nested brackets, fixed 4 decimals (scientific for very large or small
+// values), at most 3 items at each edge of a dim once the tensor has more than 1000 elements.
+void print_values(std::ostream& os, const std::vector<double>& v, const Shape& shape,
+                  const Shape& strides, std::size_t d, std::int64_t offset, bool summarize,
+                  bool integer, bool scientific, int indent) {
+  if (shape.empty()) {
+    os << v[offset];
+    return;
+  }
+  os << '[';
+  const std::int64_t n = shape[d];
+  const std::int64_t edge = 3;
+  for (std::int64_t i = 0; i < n; ++i) {
+    if (summarize && n > 2 * edge && i == edge) {
+      os << "...";
+      i = n - edge - 1;
+      os << (d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' '));
+      continue;
+    }
+    if (d + 1 == shape.size()) {
+      const double x = v[offset + i * strides[d]];
+      if (integer)
+        os << static_cast<std::int64_t>(x);
+      else if (scientific)
+        os << std::scientific << std::setprecision(4) << x << std::defaultfloat;
+      else
+        os << std::fixed << std::setprecision(4) << x << std::defaultfloat;
+    } else {
+      print_values(os, v, shape, strides, d + 1, offset + i * strides[d], summarize, integer,
+                   scientific, indent + 1);
+    }
+    if (i + 1 < n) os << (d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' '));
+  }
+  os << ']';
+}
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  if (!t.defined()) return os << "tensor(undefined)";
+  const std::vector<double> v = t.to_vector<double>();
+  double max_abs = 0, min_abs = INFINITY;
+  for (double x : v)
+    if (std::isfinite(x) && x != 0) {
+      max_abs = std::max(max_abs, std::abs(x));
+      min_abs = std::min(min_abs, std::abs(x));
+    }
+  const bool scientific = max_abs >= 1e8 || (max_abs > 0 && min_abs < 1e-4);
+  os << "tensor(";
+  print_values(os, v, t.shape(), contiguous_strides(t.shape()), 0, 0, t.numel() > 1000,
+               t.dtype() == DType::int64, scientific, 7);
+  os << ", shape=" << shape_str(t.shape()) << ", dtype=" << dtype_name(t.dtype());
+  if (t.grad_fn())
+    os << ", grad_fn=<" << t.grad_fn()->name << ">";
+  else if (t.requires_grad())
+    os << ", requires_grad=true";
+  return os << ')';
+}
+
+}  // namespace tapegrad

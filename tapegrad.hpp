@@ -1,0 +1,13 @@
+// tapegrad.hpp — the whole public API: #include <tapegrad/tapegrad.hpp>
+#pragma once
+
+#include "autograd/blas.hpp"
+#include "autograd/dtype.hpp"
+#include "autograd/engine.hpp"
+#include "autograd/errors.hpp"
+#include "autograd/grad_mode.hpp"
+#include "autograd/gradcheck.hpp"
+#include "autograd/node.hpp"
+#include "autograd/ops.hpp"
+#include "autograd/random.hpp"
+#include "autograd/tensor.hpp"
