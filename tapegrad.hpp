@@ -7,6 +7,7 @@
 #include "autograd/errors.hpp"
 #include "autograd/grad_mode.hpp"
 #include "autograd/gradcheck.hpp"
+#include "autograd/graphviz.hpp"
 #include "autograd/node.hpp"
 #include "autograd/ops.hpp"
 #include "autograd/random.hpp"

@@ -47,11 +47,11 @@ std::vector<Node*> topological_order(Node* root) {
 }
 
 void check_gradient(const Node& node, std::size_t input, const Tensor& grad) {
-  if (grad.shape() != node.input_shapes[input] || grad.dtype() != node.dtype)
+  if (grad.shape() != node.input_shapes[input] || grad.dtype() != node.input_dtypes[input])
     throw GraphError("backward of '" + node.name + "' returned a gradient of shape " +
                      shape_str(grad.shape()) + " (" + dtype_name(grad.dtype()) + ") for input " +
                      std::to_string(input) + " of shape " + shape_str(node.input_shapes[input]) +
-                     " (" + dtype_name(node.dtype) + ")");
+                     " (" + dtype_name(node.input_dtypes[input]) + ")");
 }
 
 // leaf.grad += grad. The first contribution is copied: `grad` may alias a buffer that
@@ -92,8 +92,8 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
   }
 
   std::vector<Node*> order = topological_order(root.grad_fn().get());
-  for (Node* node : order)
-    if (node->released())
+  for (auto it = order.rbegin(); it != order.rend(); ++it)  // name the one nearest the output
+    if (Node* node = *it; node->released())
       throw GraphError("backward: trying to backward through the graph a second time: the "
                        "saved tensors of '" + node->name + "' (output shape " +
                        shape_str(node->output_shape) + ") were freed by the first backward; "

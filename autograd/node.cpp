@@ -12,12 +12,14 @@ std::atomic<std::uint64_t> next_sequence_nr{0};
 }
 
 Node::Node(std::string name_, std::vector<Edge> next_edges_, std::vector<bool> needs_input_grad_,
-           std::vector<Shape> input_shapes_, Shape output_shape_, DType dtype_,
+           std::vector<Shape> input_shapes_, std::vector<DType> input_dtypes_,
+           Shape output_shape_, DType dtype_,
            BackwardFn backward_fn)
     : name(std::move(name_)),
       next_edges(std::move(next_edges_)),
       needs_input_grad(std::move(needs_input_grad_)),
       input_shapes(std::move(input_shapes_)),
+      input_dtypes(std::move(input_dtypes_)),
       output_shape(std::move(output_shape_)),
       dtype(dtype_),
       sequence_nr(next_sequence_nr++),
@@ -48,10 +50,12 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
   std::vector<Edge> edges(inputs.size());
   std::vector<bool> needs(inputs.size(), false);
   std::vector<Shape> shapes(inputs.size());
+  std::vector<DType> dtypes(inputs.size(), DType::float32);
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     if (!t.defined()) continue;
     shapes[i] = t.shape();
+    dtypes[i] = t.dtype();
     if (!t.requires_grad()) continue;
     needs[i] = true;
     if (t.grad_fn())
@@ -61,7 +65,7 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
   }
   TensorImpl& impl = out.impl();
   impl.grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(needs), std::move(shapes),
-                                        impl.shape, impl.dtype, std::move(backward));
+                                        std::move(dtypes), impl.shape, impl.dtype, std::move(backward));
   impl.requires_grad = true;
 }
 

@@ -32,7 +32,8 @@ struct Edge {
 class Node {
  public:
   Node(std::string name, std::vector<Edge> next_edges, std::vector<bool> needs_input_grad,
-       std::vector<Shape> input_shapes, Shape output_shape, DType dtype, BackwardFn backward_fn);
+       std::vector<Shape> input_shapes, std::vector<DType> input_dtypes, Shape output_shape,
+       DType dtype, BackwardFn backward_fn);
   // Frees a long chain of nodes iteratively (a recursive chain of destructors would
   // overflow the stack on very deep graphs).
   ~Node();
@@ -41,8 +42,9 @@ class Node {
   std::vector<Edge> next_edges;           // one per input, in argument order
   const std::vector<bool> needs_input_grad;
   const std::vector<Shape> input_shapes;  // for error messages and print_graph
+  const std::vector<DType> input_dtypes;  // each input's gradient must have its input's dtype
   const Shape output_shape;
-  const DType dtype;
+  const DType dtype;                      // of the output
   const std::uint64_t sequence_nr;        // order of execution in the forward pass
 
   bool released() const { return !backward_fn_; }

@@ -5,6 +5,7 @@
 // tensor that uses it goes away (std::shared_ptr). Not a caching allocator (yet).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 
@@ -21,6 +22,9 @@ class Storage {
   void* data() { return data_; }
   const void* data() const { return data_; }
   std::size_t nbytes() const { return nbytes_; }
+
+  // Bytes held by all live Storages of the process (for memory tests and diagnostics).
+  static std::size_t live_bytes();
 
  private:
   void* data_ = nullptr;
