@@ -243,38 +243,41 @@ Tensor arange(double end, DType dtype) { return arange(0.0, end, 1.0, dtype); }
 
 namespace {
 
-// PyTorch-like: nested brackets, fixed 4 decimals (scientific for very large or small
-// values), at most 3 items at each edge of a dim once the tensor has more than 1000 elements.
+struct PrintFormat {
+  bool integer = false;     // int64: no decimals
+  bool scientific = false;  // very large or very small magnitudes
+  bool summarize = false;   // more than 1000 elements: 3 items at each edge of a dim
+};
+
+void print_value(std::ostream& os, double x, const PrintFormat& f) {
+  if (f.integer)
+    os << static_cast<std::int64_t>(x);
+  else if (f.scientific)
+    os << std::scientific << std::setprecision(4) << x << std::defaultfloat;
+  else
+    os << std::fixed << std::setprecision(4) << x << std::defaultfloat;
+}
+
+// PyTorch-like: nested brackets, 4 decimals, one row of the innermost dim per line.
 void print_values(std::ostream& os, const std::vector<double>& v, const Shape& shape,
-                  const Shape& strides, std::size_t d, std::int64_t offset, bool summarize,
-                  bool integer, bool scientific, int indent) {
-  if (shape.empty()) {
-    os << v[offset];
-    return;
-  }
+                  const Shape& strides, std::size_t d, std::int64_t offset, const PrintFormat& f,
+                  int indent) {
+  if (shape.empty()) return print_value(os, v[offset], f);
   os << '[';
-  const std::int64_t n = shape[d];
-  const std::int64_t edge = 3;
+  const std::int64_t n = shape[d], edge = 3;
+  const bool innermost = d + 1 == shape.size();
+  const std::string separator = innermost ? ", " : ",\n" + std::string(indent + 1, ' ');
   for (std::int64_t i = 0; i < n; ++i) {
-    if (summarize && n > 2 * edge && i == edge) {
-      os << "...";
+    if (f.summarize && n > 2 * edge && i == edge) {
+      os << "..." << separator;
       i = n - edge - 1;
-      os << (d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' '));
       continue;
     }
-    if (d + 1 == shape.size()) {
-      const double x = v[offset + i * strides[d]];
-      if (integer)
-        os << static_cast<std::int64_t>(x);
-      else if (scientific)
-        os << std::scientific << std::setprecision(4) << x << std::defaultfloat;
-      else
-        os << std::fixed << std::setprecision(4) << x << std::defaultfloat;
-    } else {
-      print_values(os, v, shape, strides, d + 1, offset + i * strides[d], summarize, integer,
-                   scientific, indent + 1);
-    }
-    if (i + 1 < n) os << (d + 1 == shape.size() ? ", " : ",\n" + std::string(indent + 1, ' '));
+    if (innermost)
+      print_value(os, v[offset + i * strides[d]], f);
+    else
+      print_values(os, v, shape, strides, d + 1, offset + i * strides[d], f, indent + 1);
+    if (i + 1 < n) os << separator;
   }
   os << ']';
 }
@@ -290,10 +293,12 @@ std::ostream& operator<<(std::ostream& os, const Tensor& t) {
       max_abs = std::max(max_abs, std::abs(x));
       min_abs = std::min(min_abs, std::abs(x));
     }
-  const bool scientific = max_abs >= 1e8 || (max_abs > 0 && min_abs < 1e-4);
+  PrintFormat format;
+  format.integer = t.dtype() == DType::int64;
+  format.scientific = max_abs >= 1e8 || (max_abs > 0 && min_abs < 1e-4);
+  format.summarize = t.numel() > 1000;
   os << "tensor(";
-  print_values(os, v, t.shape(), contiguous_strides(t.shape()), 0, 0, t.numel() > 1000,
-               t.dtype() == DType::int64, scientific, 7);
+  print_values(os, v, t.shape(), contiguous_strides(t.shape()), 0, 0, format, 7);
   os << ", shape=" << shape_str(t.shape()) << ", dtype=" << dtype_name(t.dtype());
   if (t.grad_fn())
     os << ", grad_fn=<" << t.grad_fn()->name << ">";
