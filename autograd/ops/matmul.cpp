@@ -85,6 +85,13 @@ Tensor batched_gemm(const Tensor& a_in, const Tensor& b_in, const char* op) {
   return c;
 }
 
+// The number of rows when all dims but the last are folded together.
+std::int64_t rows_of(const Tensor& t) {
+  std::int64_t rows = 1;
+  for (std::int64_t d = 0; d + 1 < t.dim(); ++d) rows *= t.shape()[d];
+  return rows;
+}
+
 void check_matmul_shapes(const Tensor& a, const Tensor& b, const char* op) {
   if (a.dtype() != b.dtype())
     throw DTypeError(std::string(op) + ": dtypes differ (" + dtype_name(a.dtype()) + " and " +
@@ -105,6 +112,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   check_blas_core_once();
   // 1-d operands as torch.matmul: a vector on the left is a row, on the right a column,
   // and that dim is removed from the result.
+  if (a.dim() == 1 && b.dim() == 1) return matmul(unsqueeze(a, 0), unsqueeze(b, 1)).reshape({});
   if (a.dim() == 1) return squeeze(matmul(unsqueeze(a, 0), b), -2);
   if (b.dim() == 1) return squeeze(matmul(a, unsqueeze(b, 1)), -1);
   // (..., M, K) @ (K, N) with a contiguous: one gemm over all the rows (..·M, K) instead of
@@ -112,7 +120,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (a.dim() > 2 && b.dim() == 2 && a.is_contiguous()) {
     Shape out_shape = a.shape();
     out_shape.back() = b.size(1);
-    return matmul(a.reshape({-1, a.size(-1)}), b).reshape(out_shape);
+    return matmul(a.reshape({rows_of(a), a.size(-1)}), b).reshape(out_shape);
   }
 
   Tensor out = batched_gemm(a, b, "matmul");
@@ -157,11 +165,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
                      shape_str(weight.shape()) + " (expected [" + std::to_string(weight.size(0)) + "])");
   if (x.dtype() != weight.dtype() || (bias.defined() && bias.dtype() != weight.dtype()))
     throw DTypeError(std::string("linear: dtypes differ (input ") + dtype_name(x.dtype()) + ", weight " +
-                     dtype_name(weight.dtype()) + ")");
+                     dtype_name(weight.dtype()) +
+                     (bias.defined() ? std::string(", bias ") + dtype_name(bias.dtype()) : std::string()) + ")");
   check_blas_core_once();
   const std::int64_t in = weight.size(1), out_features = weight.size(0);
   const Tensor x2 = x.contiguous();
-  const std::int64_t N = x2.numel() / std::max<std::int64_t>(in, 1);
+  const std::int64_t N = rows_of(x2);
   const Tensor w = weight.contiguous();
   Shape out_shape = x.shape();
   out_shape.back() = out_features;
