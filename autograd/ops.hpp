@@ -159,6 +159,27 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                 double eps = 1e-6);
 
+// ---------------------------------------------------------------- attention (ops/attention.cpp)
+struct AttentionOptions {
+  // Query i sees only keys j <= i (top-left aligned, as torch's is_causal).
+  bool causal = false;
+  // (B, Tk), any dtype: nonzero marks a padded key that no query may attend to.
+  Tensor key_padding_mask;
+  // Dropout on the attention probabilities (training only), drawn from gen (default
+  // generator when null).
+  double dropout_p = 0.0;
+  bool training = false;
+  Generator* gen = nullptr;
+  // Defaults to 1/sqrt(D).
+  std::optional<double> scale;
+};
+// q: (B, H, Tq, D), k: (B, H, Tk, D), v: (B, H, Tk, Dv) -> (B, H, Tq, Dv)
+//   S = q·kᵀ·scale, masked entries = -inf;  P = softmax(S) (dropout);  out = P·v
+// One fused op with its own backward (P is recomputed from the saved row logsumexp, not
+// stored). A query row whose keys are all masked outputs zeros (PyTorch gives NaN).
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const AttentionOptions& options = {});
+
 // ---------------------------------------------------------------- dropout (ops/dropout.cpp)
 // In training: zero each element with probability p and scale the rest by 1/(1-p), with a
 // mask drawn from gen (the default generator when null). Otherwise the identity.

@@ -1,0 +1,14 @@
+// dropout.cpp — Dropout module on the dropout() op.
+#include "dropout.hpp"
+
+#include "../autograd/ops.hpp"
+
+namespace tapegrad::nn {
+
+Dropout::Dropout(double p_, Generator* gen_) : UnaryModule("Dropout"), p(p_), gen(gen_) {
+  if (!(p >= 0 && p < 1)) throw ValueError("Dropout: p must be in [0, 1), got " + std::to_string(p));
+}
+
+Tensor Dropout::forward(const Tensor& x) { return dropout(x, p, is_training(), gen); }
+
+}  // namespace tapegrad::nn

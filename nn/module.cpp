@@ -1,0 +1,113 @@
+// module.cpp — registration, traversal with dotted names, modes and printing.
+#include "module.hpp"
+
+#include <ostream>
+
+namespace tapegrad::nn {
+
+void Module::check_new_name(const std::string& name) const {
+  if (name.empty() || name.find('.') != std::string::npos)
+    throw ValueError(type_name_ + ": invalid name '" + name + "' (must be non-empty, without '.')");
+  auto taken = [&](const auto& list) {
+    for (const auto& [n, _] : list)
+      if (n == name) return true;
+    return false;
+  };
+  if (taken(parameters_) || taken(buffers_) || taken(children_))
+    throw ValueError(type_name_ + ": the name '" + name + "' is already registered");
+}
+
+Tensor Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  check_new_name(name);
+  if (!t.defined()) throw ValueError(type_name_ + ": parameter '" + name + "' is undefined");
+  if (requires_grad) t.requires_grad_(true);
+  parameters_.emplace_back(name, t);
+  return t;
+}
+
+Tensor Module::register_buffer(const std::string& name, Tensor t) {
+  check_new_name(name);
+  buffers_.emplace_back(name, t);
+  return t;
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
+  check_new_name(name);
+  if (!module) throw ValueError(type_name_ + ": module '" + name + "' is null");
+  children_.emplace_back(name, std::move(module));
+}
+
+void Module::collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const {
+  for (const auto& [name, t] : buffers ? buffers_ : parameters_) out.emplace_back(prefix + name, t);
+  if (!recurse) return;
+  for (const auto& [name, child] : children_) child->collect(prefix + name + ".", true, buffers, out);
+}
+
+NamedTensors Module::named_parameters(bool recurse) const {
+  NamedTensors out;
+  collect("", recurse, false, out);
+  return out;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [_, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+NamedTensors Module::named_buffers(bool recurse) const {
+  NamedTensors out;
+  collect("", recurse, true, out);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out{{"", shared_from_this()}};
+  for (const auto& [name, child] : children_)
+    for (auto& [sub, m] : child->named_modules()) out.emplace_back(sub.empty() ? name : name + "." + sub, m);
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [_, child] : children_) child->train(on);
+}
+
+void Module::zero_grad() {
+  for (auto& [_, t] : named_parameters()) t.reset_grad();
+}
+
+std::int64_t Module::num_parameters() const {
+  std::int64_t n = 0;
+  for (const auto& [_, t] : named_parameters()) n += t.numel();
+  return n;
+}
+
+namespace {
+void print_module(std::ostream& os, const Module& m, int indent) {
+  os << m.type_name() << '(' << m.extra_repr();
+  const auto& children = m.named_children();
+  const auto own = m.named_parameters(false);
+  if (children.empty()) {
+    os << ')';
+    for (const auto& [name, t] : own) os << "  " << name << ' ' << shape_str(t.shape());
+    return;
+  }
+  os << '\n';
+  const std::string pad(indent + 2, ' ');
+  for (const auto& [name, t] : own) os << pad << name << ' ' << shape_str(t.shape()) << '\n';
+  for (const auto& [name, child] : children) {
+    os << pad << '(' << name << "): ";
+    print_module(os, *child, indent + 2);
+    os << '\n';
+  }
+  os << std::string(indent, ' ') << ')';
+}
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const Module& module) {
+  print_module(os, module, 0);
+  return os;
+}
+
+}  // namespace tapegrad::nn

@@ -1,0 +1,98 @@
+// module.hpp — Module: the base of every layer, in the spirit of PyTorch's C++ frontend.
+//
+// A module owns named parameters (tensors that require grad), named buffers (state that is
+// saved but not trained) and named child modules, all registered in the constructor:
+//
+//   weight = register_parameter("weight", randn({out, in}, gen));
+//   attn = register_module("attn", std::make_shared<MultiHeadAttention>(options));
+//
+// named_parameters() walks the tree and returns dotted names in registration order
+// ("blocks.3.attn.qkv.weight"), the same names PyTorch gives the same model, so state
+// dicts map one to one. forward() is not virtual here: each module declares the forward
+// it needs; modules with one tensor in and one out derive from UnaryModule.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../autograd/tensor.hpp"
+
+namespace tapegrad::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  explicit Module(std::string type_name) : type_name_(std::move(type_name)) {}
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The class name shown when printing ("Linear").
+  const std::string& type_name() const { return type_name_; }
+
+  // Parameters of this module and (recurse) all descendants, with dotted names.
+  NamedTensors named_parameters(bool recurse = true) const;
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;
+  // This module (name "") and every descendant, depth first, with dotted names.
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+  // Direct children in registration order.
+  const std::vector<std::pair<std::string, std::shared_ptr<Module>>>& named_children() const {
+    return children_;
+  }
+
+  // Training mode (dropout active) for this module and all descendants.
+  void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+
+  // Clears the gradient of every parameter (PyTorch's zero_grad(set_to_none=True)).
+  void zero_grad();
+  // Total number of parameter elements.
+  std::int64_t num_parameters() const;
+
+  // One line of settings shown after the type name when printing: "in=3, out=4, bias=true".
+  virtual std::string extra_repr() const { return ""; }
+
+ protected:
+  // Registers t as a parameter (requires grad) and returns the same handle.
+  Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  Tensor register_buffer(const std::string& name, Tensor t);
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+
+ private:
+  void add_child(const std::string& name, std::shared_ptr<Module> module);
+  void check_new_name(const std::string& name) const;
+  void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
+
+  std::string type_name_;
+  bool training_ = true;
+  NamedTensors parameters_;
+  NamedTensors buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+};
+
+// A module with one tensor in and one tensor out: what Sequential chains.
+class UnaryModule : public Module {
+ public:
+  using Module::Module;
+  virtual Tensor forward(const Tensor& x) = 0;
+  Tensor operator()(const Tensor& x) { return forward(x); }
+};
+
+// The module tree, one module per line with its parameters' shapes, like PyTorch's repr:
+//   TransformerLM(
+//     (tok_emb): Embedding(num=256, dim=64)  weight [256, 64]
+//     ...
+std::ostream& operator<<(std::ostream& os, const Module& module);
+
+}  // namespace tapegrad::nn
