@@ -12,3 +12,4 @@
 #include "autograd/ops.hpp"
 #include "autograd/random.hpp"
 #include "autograd/tensor.hpp"
+#include "nn/nn.hpp"

@@ -11,7 +11,7 @@ class Dropout : public UnaryModule {
  public:
   explicit Dropout(double p = 0.5, Generator* gen = nullptr);
   Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override { return "p=" + std::to_string(p); }
+  std::string extra_repr() const override;
 
   double p;
   Generator* gen;  // the default generator when null

@@ -1,0 +1,136 @@
+// transformer_lm.cpp — TransformerLM.
+#include "transformer_lm.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "../autograd/grad_mode.hpp"
+#include "../autograd/ops.hpp"
+#include "../autograd/random.hpp"
+#include "init.hpp"
+
+namespace tapegrad::nn {
+
+void TransformerLMConfig::validate() const {
+  if (vocab_size <= 0 || max_seq_len <= 0 || n_layers < 0)
+    throw ValueError("TransformerLMConfig: vocab_size and max_seq_len must be positive and n_layers >= 0");
+  const bool ada = block.norm == NormKind::adaln || block.norm == NormKind::adaln_zero;
+  if (ada && n_classes <= 0)
+    throw ValueError("TransformerLMConfig: norm " + norm_kind_name(block.norm) + " needs n_classes > 0 (the condition)");
+  block.validate();
+}
+
+namespace {
+TransformerBlockConfig causal(TransformerBlockConfig c) {
+  c.causal = true;
+  c.cross_attention = false;
+  return c;
+}
+}  // namespace
+
+TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("TransformerLM"), config(c) {
+  if (config.n_classes > 0 && config.block.cond_dim <= 0) config.block.cond_dim = config.block.d_model;
+  config.validate();
+  const TransformerBlockConfig& b = config.block;
+  tok_emb = register_module("tok_emb", std::make_shared<Embedding>(EmbeddingOptions(c.vocab_size, b.d_model).dtype(b.dtype)));
+  pos_emb = register_module("pos_emb", std::make_shared<Embedding>(EmbeddingOptions(c.max_seq_len, b.d_model).dtype(b.dtype)));
+  if (config.n_classes > 0)
+    cond_emb = register_module("cond_emb", std::make_shared<Embedding>(EmbeddingOptions(config.n_classes, b.cond_dim).dtype(b.dtype)));
+  TransformerBlockConfig block_config = causal(b);
+  if (b.placement == Placement::deepnorm) block_config.residual_scale = deepnorm_decoder_only(c.n_layers).alpha;
+  blocks = register_module("blocks", std::make_shared<ModuleList>());
+  for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(block_config));
+  if (b.placement == Placement::pre)  // exactly one final norm, and only for pre
+    final_norm = register_module("final_norm", make_norm(b.norm, b.d_model, b.norm_eps, b.cond_dim, b.dtype));
+  if (!c.tie_weights)
+    lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions(b.d_model, c.vocab_size).bias(false).dtype(b.dtype)));
+
+  init_embedding(*tok_emb, c.init);
+  init_embedding(*pos_emb, c.init);
+  if (lm_head && c.init == InitScheme::gpt2) init::normal_(lm_head->weight, 0.0, 0.02);
+  init_blocks(*blocks, c.init, deepnorm_decoder_only(c.n_layers).beta,
+              c.b2t_scaling.value_or(b.placement == Placement::b2t));
+}
+
+Tensor TransformerLM::forward(const Tensor& tokens, const Tensor& classes) {
+  if (tokens.dim() != 2 || tokens.dtype() != DType::int64)
+    throw ShapeError("TransformerLM: tokens must be int64 (B, T), got " + std::string(dtype_name(tokens.dtype())) +
+                     " " + shape_str(tokens.shape()));
+  const std::int64_t B = tokens.size(0), T = tokens.size(1);
+  if (T > config.max_seq_len || T == 0)
+    throw ShapeError("TransformerLM: sequence length " + std::to_string(T) + " must be in 1.." +
+                     std::to_string(config.max_seq_len) + " (max_seq_len)");
+  BlockContext ctx;
+  if (cond_emb) {
+    if (!classes.defined() || classes.dtype() != DType::int64 || classes.shape() != Shape{B})
+      throw ShapeError("TransformerLM: this conditional model needs classes as int64 (B = " + std::to_string(B) +
+                       "), got " + (classes.defined() ? shape_str(classes.shape()) : std::string("none")));
+    ctx.cond = cond_emb->forward(classes);
+  }
+  const Tensor positions = arange(T, DType::int64);
+  Tensor h = add(tok_emb->forward(tokens), pos_emb->forward(positions));  // (B, T, C) + (T, C)
+  block_outputs.clear();
+  for (const auto& m : *blocks) {
+    h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
+    if (capture_block_outputs) block_outputs.push_back(h);
+  }
+  if (final_norm) h = apply_norm(*final_norm, h, ctx.cond);
+  return lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);
+}
+
+Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens, const GenerateOptions& o,
+                               const Tensor& classes) {
+  if (o.temperature < 0) throw ValueError("generate: temperature must be >= 0");
+  Tensor tokens = prompt.dim() == 1 ? prompt.reshape({1, prompt.size(0)}) : prompt;
+  if (tokens.dim() != 2 || tokens.size(1) == 0)
+    throw ShapeError("generate: prompt must be int64 (T) or (B, T) with T >= 1, got " + shape_str(prompt.shape()));
+  NoGradGuard no_grad;
+  const bool was_training = is_training();
+  eval();
+  Generator& gen = o.gen ? *o.gen : default_generator();
+  const std::int64_t B = tokens.size(0), V = config.vocab_size;
+  std::vector<std::vector<std::int64_t>> seqs(B);
+  const std::vector<std::int64_t> flat = tokens.to_vector<std::int64_t>();
+  for (std::int64_t b = 0; b < B; ++b) seqs[b].assign(flat.begin() + b * tokens.size(1), flat.begin() + (b + 1) * tokens.size(1));
+  for (std::int64_t step = 0; step < max_new_tokens; ++step) {
+    // the last max_seq_len tokens of each sequence (no KV cache: recompute the window)
+    const std::int64_t len = static_cast<std::int64_t>(seqs[0].size());
+    const std::int64_t start = std::max<std::int64_t>(0, len - config.max_seq_len), T = len - start;
+    std::vector<std::int64_t> window;
+    for (const auto& s : seqs) window.insert(window.end(), s.begin() + start, s.end());
+    const Tensor logits = forward(Tensor::from_vector(window, {B, T}), classes);
+    const std::vector<double> last = narrow(logits, 1, T - 1, 1).to_vector();  // (B, 1, V)
+    for (std::int64_t b = 0; b < B; ++b) {
+      std::vector<double> row(last.begin() + b * V, last.begin() + (b + 1) * V);
+      std::int64_t next = std::max_element(row.begin(), row.end()) - row.begin();
+      if (o.temperature > 0) {
+        // keep the top_k largest logits, then sample from softmax(logits / temperature)
+        std::vector<double> sorted = row;
+        double cutoff = -INFINITY;
+        if (o.top_k > 0 && o.top_k < V) {
+          std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<>());
+          cutoff = sorted[o.top_k - 1];
+        }
+        const double top = row[next];
+        double total = 0;
+        for (double& v : row) total += (v = v >= cutoff ? std::exp((v - top) / o.temperature) : 0.0);
+        double u = gen.next_double() * total;
+        for (next = 0; next + 1 < V && (u -= row[next]) >= 0; ++next) {
+        }
+      }
+      seqs[b].push_back(next);
+    }
+  }
+  train(was_training);
+  std::vector<std::int64_t> out;
+  for (const auto& s : seqs) out.insert(out.end(), s.begin(), s.end());
+  return Tensor::from_vector(out, {B, static_cast<std::int64_t>(seqs[0].size())});
+}
+
+std::string TransformerLM::extra_repr() const {
+  return "vocab_size=" + std::to_string(config.vocab_size) + ", n_layers=" + std::to_string(config.n_layers) +
+         ", d_model=" + std::to_string(config.block.d_model) + ", placement=" + placement_name(config.block.placement) +
+         (config.tie_weights ? ", tied" : "");
+}
+
+}  // namespace tapegrad::nn
