@@ -1,6 +1,7 @@
 // tapegrad.hpp — the whole public API: #include <tapegrad/tapegrad.hpp>
 #pragma once
 
+#include "autograd/anomaly.hpp"
 #include "autograd/blas.hpp"
 #include "autograd/dtype.hpp"
 #include "autograd/engine.hpp"

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "anomaly.hpp"
 #include "grad_mode.hpp"
 #include "node.hpp"
 #include "ops.hpp"
@@ -116,6 +117,11 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
         const Tensor& g = dinputs[i];
         if (!node->needs_input_grad[i] || !g.defined()) continue;
         check_gradient(*node, i, g);
+        if (is_anomaly_enabled() && has_non_finite(g))
+          throw AnomalyError("anomaly: backward of '" + node->name + "'" +
+                             (node->module_path.empty() ? "" : " (module '" + node->module_path + "')") +
+                             " produced a NaN/Inf gradient for input " + std::to_string(i) + " of shape " +
+                             shape_str(node->input_shapes[i]));
         const Edge& edge = node->next_edges[i];
         if (edge.node) {
           auto [slot, inserted] = grads.try_emplace(edge.node.get(), g);

@@ -3,7 +3,11 @@
 
 #include <atomic>
 
+#include <cmath>
+
+#include "anomaly.hpp"
 #include "grad_mode.hpp"
+#include "shape.hpp"
 
 namespace tapegrad {
 
@@ -67,6 +71,23 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
   impl.grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(needs), std::move(shapes),
                                         std::move(dtypes), impl.shape, impl.dtype, std::move(backward));
   impl.requires_grad = true;
+  if (is_anomaly_enabled()) {
+    impl.grad_fn->module_path = current_module_path();
+    if (has_non_finite(out))
+      throw AnomalyError("anomaly: forward of '" + std::string(name) + "'" +
+                         (current_module_path().empty() ? "" : " in module '" + current_module_path() + "'") +
+                         " produced NaN/Inf (output shape " + shape_str(impl.shape) + ")");
+  }
+}
+
+bool has_non_finite(const Tensor& t) {
+  if (!is_floating(t.dtype())) return false;
+  bool bad = false;
+  dispatch_floating(t.dtype(), "has_non_finite", [&]<typename T>() {
+    const T* p = t.data<T>();
+    for_each_strided(t.shape(), t.strides(), [&](std::int64_t, std::int64_t off) { bad = bad || !std::isfinite(p[off]); });
+  });
+  return bad;
 }
 
 }  // namespace tapegrad

@@ -46,6 +46,7 @@ class Node {
   const Shape output_shape;
   const DType dtype;                      // of the output
   const std::uint64_t sequence_nr;        // order of execution in the forward pass
+  std::string module_path;                // the module that ran the op (anomaly mode only)
 
   bool released() const { return !backward_fn_; }
   // Drops the saved tensors. A second backward through this node then raises GraphError.
@@ -58,6 +59,9 @@ class Node {
 
 // True when grad mode is on and at least one input requires grad: the op must record.
 bool should_record(const TensorList& inputs);
+
+// True when any element is NaN or ±Inf (float dtypes; int64 never).
+bool has_non_finite(const Tensor& t);
 
 // Makes `out` the non-leaf output of a new Node named `name` over `inputs`.
 // Call only when should_record(inputs) is true.

@@ -30,6 +30,7 @@ AdaLN::AdaLN(const AdaLNOptions& o) : Module("AdaLN"), options(o) {
 }
 
 Tensor AdaLN::forward(const Tensor& x, const Tensor& cond) {
+  const auto scope = anomaly_scope();
   if (!cond.defined() || cond.dim() != 2 || cond.size(1) != options.cond_dim())
     throw ShapeError("AdaLN: cond must be (B, cond_dim = " + std::to_string(options.cond_dim()) + "), got " +
                      (cond.defined() ? shape_str(cond.shape()) : std::string("none")));

@@ -36,6 +36,7 @@ TensorList MultiHeadAttention::split_heads(const Tensor& x, std::int64_t n) cons
 
 Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
                                   bool causal) {
+  const auto scope = anomaly_scope();
   AttentionOptions a;
   a.causal = causal;
   a.key_padding_mask = key_padding_mask;

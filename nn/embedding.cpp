@@ -15,7 +15,10 @@ Embedding::Embedding(const EmbeddingOptions& opts) : UnaryModule("Embedding"), o
   weight = register_parameter("weight", w);
 }
 
-Tensor Embedding::forward(const Tensor& indices) { return embedding(weight, indices); }
+Tensor Embedding::forward(const Tensor& indices) {
+  const auto scope = anomaly_scope();
+  return embedding(weight, indices);
+}
 
 std::string Embedding::extra_repr() const {
   return "num_embeddings=" + std::to_string(options.num_embeddings()) +

@@ -17,6 +17,7 @@ FeedForward::FeedForward(const FeedForwardOptions& o) : UnaryModule("FeedForward
 }
 
 Tensor FeedForward::forward(const Tensor& x) {
+  const auto scope = anomaly_scope();
   const Tensor h = options.activation() == Activation::swiglu ? mul(silu(fc1->forward(x)), fc_gate->forward(x))
                                                                : apply_activation(options.activation(), fc1->forward(x));
   return drop->forward(fc2->forward(h));

@@ -23,7 +23,10 @@ Linear::Linear(const LinearOptions& opts) : UnaryModule("Linear"), options(opts)
   }
 }
 
-Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
+Tensor Linear::forward(const Tensor& x) {
+  const auto scope = anomaly_scope();
+  return linear(x, weight, bias);
+}
 
 std::string Linear::extra_repr() const {
   return "in_features=" + std::to_string(options.in_features()) + ", out_features=" +

@@ -34,6 +34,8 @@ Tensor Module::register_buffer(const std::string& name, Tensor t) {
 void Module::add_child(const std::string& name, std::shared_ptr<Module> module) {
   check_new_name(name);
   if (!module) throw ValueError(type_name_ + ": module '" + name + "' is null");
+  module->parent_ = this;
+  module->name_in_parent_ = name;
   children_.emplace_back(name, std::move(module));
 }
 
@@ -66,6 +68,16 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modul
   for (const auto& [name, child] : children_)
     for (auto& [sub, m] : child->named_modules()) out.emplace_back(sub.empty() ? name : name + "." + sub, m);
   return out;
+}
+
+std::string Module::path() const {
+  std::string p = name_in_parent_;
+  for (const Module* m = parent_; m && m->parent_; m = m->parent_) p = m->name_in_parent_ + "." + p;
+  return p.empty() ? type_name_ : p;
+}
+
+std::unique_ptr<ModuleScope> Module::anomaly_scope() const {
+  return is_anomaly_enabled() ? std::make_unique<ModuleScope>(path()) : nullptr;
 }
 
 void Module::train(bool on) {

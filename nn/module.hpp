@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "../autograd/anomaly.hpp"
 #include "../autograd/tensor.hpp"
 
 namespace tapegrad::nn {
@@ -59,6 +60,12 @@ class Module : public std::enable_shared_from_this<Module> {
   // One line of settings shown after the type name when printing: "in=3, out=4, bias=true".
   virtual std::string extra_repr() const { return ""; }
 
+  // Dotted path from the root of the tree this module was registered in ("blocks.3.attn").
+  std::string path() const;
+  // In anomaly mode, names this module as the caller of the ops run while the returned
+  // object lives (forward() opens one); null and free otherwise.
+  std::unique_ptr<ModuleScope> anomaly_scope() const;
+
  protected:
   // Registers t as a parameter (requires grad) and returns the same handle.
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
@@ -75,6 +82,8 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect(const std::string& prefix, bool recurse, bool buffers, NamedTensors& out) const;
 
   std::string type_name_;
+  const Module* parent_ = nullptr;  // set by the parent's register_module
+  std::string name_in_parent_;
   bool training_ = true;
   NamedTensors parameters_;
   NamedTensors buffers_;

@@ -5,6 +5,7 @@
 #include "ada_ln.hpp"
 #include "attention.hpp"
 #include "containers.hpp"
+#include "diagnostics.hpp"
 #include "dropout.hpp"
 #include "embedding.hpp"
 #include "feed_forward.hpp"

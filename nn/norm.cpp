@@ -28,6 +28,7 @@ LayerNorm::LayerNorm(const NormOptions& opts) : UnaryModule("LayerNorm"), option
 }
 
 Tensor LayerNorm::forward(const Tensor& x) {
+  const auto scope = anomaly_scope();
   return layer_norm(x, {options.dim()}, weight, bias, options.eps());
 }
 
@@ -38,7 +39,10 @@ RMSNorm::RMSNorm(const NormOptions& opts) : UnaryModule("RMSNorm"), options(opts
   if (opts.elementwise_affine()) weight = register_parameter("weight", ones({opts.dim()}, opts.dtype()));
 }
 
-Tensor RMSNorm::forward(const Tensor& x) { return rms_norm(x, {options.dim()}, weight, options.eps()); }
+Tensor RMSNorm::forward(const Tensor& x) {
+  const auto scope = anomaly_scope();
+  return rms_norm(x, {options.dim()}, weight, options.eps());
+}
 
 std::string RMSNorm::extra_repr() const { return norm_repr(options); }
 

@@ -1,6 +1,9 @@
 // residual.cpp — Residual and the names of placements and norms.
 #include "residual.hpp"
 
+#include <cmath>
+
+#include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
 #include "ada_ln.hpp"
 #include "norm.hpp"
@@ -69,19 +72,29 @@ Residual::Residual(Form form_, std::shared_ptr<Module> norm_, double alpha_, DTy
 }
 
 Tensor Residual::forward(const Tensor& x, const Sublayer& F, const Tensor& cond, const Tensor& skip) {
+  const auto scope = anomaly_scope();
   auto scaled_x = [&] { return alpha == 1.0 ? x : mul(x, alpha); };
+  auto update = [&](const Tensor& input) {  // F(input), measured when capturing
+    Tensor f = F(input);
+    if (capture_stats) {
+      NoGradGuard no_grad;
+      last_input_norm = std::sqrt(sum(mul(x, x)).item());
+      last_update_norm = std::sqrt(sum(mul(f, f)).item());
+    }
+    return f;
+  };
   switch (form) {
     case Form::post: {  // y = N(α·x + F(x) + skip)
-      Tensor sum = add(scaled_x(), F(x));
-      if (skip.defined()) sum = add(sum, skip);
-      return apply_norm(*norm, sum, cond);
+      Tensor total = add(scaled_x(), update(x));
+      if (skip.defined()) total = add(total, skip);
+      return apply_norm(*norm, total, cond);
     }
     case Form::pre:  // y = α·x + F(N(x))
-      return add(scaled_x(), F(apply_norm(*norm, x, cond)));
+      return add(scaled_x(), update(apply_norm(*norm, x, cond)));
     case Form::rezero:  // y = x + a·F(x)
-      return add(x, mul(F(x), scale));
+      return add(x, mul(update(x), scale));
     case Form::none:  // y = N(F(x)) or F(x)
-      return norm ? apply_norm(*norm, F(x), cond) : F(x);
+      return norm ? apply_norm(*norm, update(x), cond) : update(x);
   }
   throw ValueError("Residual: unknown form");
 }

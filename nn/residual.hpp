@@ -43,6 +43,11 @@ class Residual : public Module {
   Tensor forward(const Tensor& x, const Sublayer& F, const Tensor& cond = Tensor(), const Tensor& skip = Tensor());
   std::string extra_repr() const override;
 
+  // Diagnostics: when capture_stats is true, each forward stores ‖x‖ and ‖F(·)‖ (L2 over the
+  // whole batch), so ‖F‖/‖x‖ tells how much this sublayer writes into the residual stream.
+  bool capture_stats = false;
+  double last_input_norm = 0, last_update_norm = 0;
+
   Form form;
   double alpha;
   std::shared_ptr<Module> norm;  // null for rezero, optional for none

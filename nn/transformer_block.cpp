@@ -69,6 +69,7 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c) : Module("Tr
 }
 
 Tensor TransformerBlock::forward(const Tensor& x, const BlockContext& ctx) {
+  const auto scope = anomaly_scope();
   if (x.dim() != 3 || x.size(2) != config.d_model)
     throw ShapeError("TransformerBlock: input must be (B, T, d_model = " + std::to_string(config.d_model) + "), got " +
                      shape_str(x.shape()));

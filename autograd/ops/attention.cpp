@@ -1,0 +1,311 @@
+// attention.cpp — scaled dot-product attention as one fused op with its own backward.
+//
+// Per (batch, head) pair, with q: (Tq, D), k: (Tk, D), v: (Tk, Dv):
+//   S = q·kᵀ·scale (masked entries -inf)   P = softmax(S) row-wise   Pd = P ⊙ M   out = Pd·v
+// where M is the dropout mask scaled by 1/(1-p) (all ones without dropout). Backward:
+//   dV = Pdᵀ·dO   dPd = dO·vᵀ   dP = dPd ⊙ M   dS = P ⊙ (dP − rowsum(dP ⊙ P))
+//   dQ = dS·k·scale   dK = dSᵀ·q·scale
+// Only q, k, v and one logsumexp per query row are saved, never P (Tq·Tk per pair). Not a
+// flash-attention kernel: S of one pair is materialized, one pair per thread.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../blas.hpp"
+#include "../node.hpp"
+#include "../ops.hpp"
+#include "../parallel.hpp"
+#include "../random.hpp"
+
+namespace tapegrad {
+
+namespace {
+
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+struct AttentionDims {
+  std::int64_t B = 0, H = 0, Tq = 0, Tk = 0, D = 0, Dv = 0;
+  std::int64_t pairs() const { return B * H; }
+};
+
+// Where the (Tq, D) matrix of pair (b, h) starts, and the distance between its rows (gemm's
+// leading dimension). The last dim must be contiguous; the other strides are free, so the
+// transposed view of a (B, T, H, D) tensor is read in place.
+struct HeadLayout {
+  std::int64_t batch_stride = 0, head_stride = 0, ld = 1;
+  std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * batch_stride + h * head_stride; }
+};
+
+// t itself when gemm can read its matrices in place, otherwise a contiguous copy.
+Tensor gemm_ready(const Tensor& t, HeadLayout& layout) {
+  const std::int64_t rows = t.size(2), cols = t.size(3);
+  const Shape& s = t.strides();
+  const bool row_ok = cols <= 1 || s[3] == 1;
+  const bool ld_ok = rows <= 1 || s[2] >= std::max<std::int64_t>(cols, 1);
+  const Tensor ready = row_ok && ld_ok ? t.detach() : t.detach().contiguous();
+  const Shape& rs = ready.strides();
+  // With one row, gemm never steps by ld, but it requires ld >= cols.
+  layout = {rs[0], rs[1], rows <= 1 ? std::max<std::int64_t>(cols, 1) : rs[2]};
+  return ready;
+}
+
+// What the mask and dropout need, as plain data the kernels can read from any thread.
+struct AttentionConfig {
+  bool causal = false;
+  const unsigned char* key_padding = nullptr;  // (B, Tk), 1 = padded key; nullptr = none
+  double dropout_p = 0.0;
+  const std::uint64_t* seeds = nullptr;  // one dropout seed per (b, h) pair; nullptr = no dropout
+  double scale = 1.0;
+};
+
+AttentionConfig make_config(bool causal, const std::vector<unsigned char>& key_padding, double dropout_p,
+                            const std::vector<std::uint64_t>& seeds, double scale) {
+  return {causal, key_padding.empty() ? nullptr : key_padding.data(), dropout_p,
+          seeds.empty() ? nullptr : seeds.data(), scale};
+}
+
+// C[M,N] = alpha·op(A)·op(B), and zeros when K = 0 (BLAS rejects the empty sizes).
+template <typename T>
+void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
+                  const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc) {
+  if (M == 0 || N == 0) return;
+  if (K == 0) {
+    for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
+    return;
+  }
+  blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, T(0), C, ldc);
+}
+
+// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i.
+template <typename T>
+void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64_t ldk,
+                      const AttentionDims& d, const AttentionConfig& cfg, std::int64_t b) {
+  gemm_or_zero<T>(false, true, d.Tq, d.Tk, d.D, static_cast<T>(cfg.scale), q, ldq, k, ldk, S, d.Tk);
+  const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
+  for (std::int64_t i = 0; i < d.Tq; ++i) {
+    T* row = S + i * d.Tk;
+    if (cfg.causal)  // top-left aligned: query i sees keys 0..i
+      for (std::int64_t j = i + 1; j < d.Tk; ++j) row[j] = -INFINITY;
+    if (pad)
+      for (std::int64_t j = 0; j < d.Tk; ++j)
+        if (pad[j]) row[j] = -INFINITY;
+  }
+}
+
+// Keys j >= visible_end are hidden by the causal mask: the row loops stop there, which
+// halves the exp() calls of causal attention.
+std::int64_t visible_end(std::int64_t i, const AttentionDims& d, const AttentionConfig& cfg) {
+  return cfg.causal ? std::min(i + 1, d.Tk) : d.Tk;
+}
+
+// keep[i] = 1 with probability 1 - p, drawn in row-major order from a generator seeded for
+// this pair alone: the forward and the backward draw the same mask, on any thread.
+void draw_keep(unsigned char* keep, std::int64_t n, double p, std::uint64_t seed) {
+  Generator gen(seed);
+  for (std::int64_t i = 0; i < n; ++i) keep[i] = gen.next_double() >= p;
+}
+
+// ---- kernels: out (B, H, Tq, Dv), lse (B, H, Tq) and the gradients are contiguous; q, k, v
+// and dout are read through their HeadLayout.
+
+template <typename T>
+void attention_forward(T* out, T* lse, const T* q, const HeadLayout& lq, const T* k, const HeadLayout& lk,
+                       const T* v, const HeadLayout& lv, const AttentionDims& d, const AttentionConfig& cfg) {
+  const std::int64_t n = d.Tq * d.Tk;
+  const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+  // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> P(n);  // scratch allocated once per thread, reused for all its pairs
+    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
+#pragma omp for schedule(static)
+    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
+      const std::int64_t b = pair / d.H, h = pair % d.H;
+      attention_scores(P.data(), q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        T* row = P.data() + i * d.Tk;
+        const std::int64_t end = visible_end(i, d, cfg);
+        T row_max = -INFINITY;
+        for (std::int64_t j = 0; j < end; ++j) row_max = std::max(row_max, row[j]);
+        if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
+          std::fill(row, row + d.Tk, T(0));
+          lse[pair * d.Tq + i] = -INFINITY;
+          continue;
+        }
+        double sum = 0;  // in double, as softmax.cpp
+        for (std::int64_t j = 0; j < end; ++j) {
+          row[j] = std::exp(row[j] - row_max);  // masked: exp(-inf) = 0
+          sum += row[j];
+        }
+        const T inv_sum = static_cast<T>(1.0 / sum);
+        for (std::int64_t j = 0; j < end; ++j) row[j] *= inv_sum;
+        std::fill(row + end, row + d.Tk, T(0));
+        // Save one number per row, not P (Tk per row): the backward recomputes
+        // P = exp(S − lse) from it (save memory at the cost of compute).
+        lse[pair * d.Tq + i] = row_max + static_cast<T>(std::log(sum));
+      }
+      if (cfg.seeds) {  // Pd = P ⊙ M
+        draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+        for (std::int64_t i = 0; i < n; ++i) P[i] = keep[i] ? P[i] * keep_scale : T(0);
+      }
+      // out (Tq, Dv) = Pd (Tq, Tk) · v (Tk, Dv)
+      gemm_or_zero<T>(false, false, d.Tq, d.Dv, d.Tk, T(1), P.data(), d.Tk, v + lv.offset(b, h), lv.ld,
+                      out + pair * d.Tq * d.Dv, d.Dv);
+    }
+  }
+}
+
+// Gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only read when
+// dq or dk is needed).
+template <typename T>
+void attention_backward(T* dq, T* dk, T* dv, const T* dout, const HeadLayout& lo, const T* q,
+                        const HeadLayout& lq, const T* k, const HeadLayout& lk, const T* v,
+                        const HeadLayout& lv, const T* lse, const AttentionDims& d,
+                        const AttentionConfig& cfg) {
+  const std::int64_t n = d.Tq * d.Tk;
+  const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
+  const bool need_ds = dq || dk;
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+  const T scale = static_cast<T>(cfg.scale);
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> P(n), dP(need_ds ? n : 0), Pd(cfg.seeds && dv ? n : 0);
+    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
+#pragma omp for schedule(static)
+    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
+      const std::int64_t b = pair / d.H, h = pair % d.H;
+      const T* qp = q + lq.offset(b, h);
+      const T* kp = k + lk.offset(b, h);
+      const T* dop = dout + lo.offset(b, h);
+      // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
+      // (lse = -inf) stays 0 and so gets no gradient.
+      attention_scores(P.data(), qp, lq.ld, kp, lk.ld, d, cfg, b);
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        T* row = P.data() + i * d.Tk;
+        const T row_lse = lse[pair * d.Tq + i];
+        const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
+        for (std::int64_t j = 0; j < end; ++j) row[j] = std::exp(row[j] - row_lse);
+        std::fill(row + end, row + d.Tk, T(0));
+      }
+      if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+      if (dv) {
+        const T* pd = P.data();
+        if (cfg.seeds) {  // Pd = P ⊙ M
+          for (std::int64_t i = 0; i < n; ++i) Pd[i] = keep[i] ? P[i] * keep_scale : T(0);
+          pd = Pd.data();
+        }
+        // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
+        gemm_or_zero<T>(true, false, d.Tk, d.Dv, d.Tq, T(1), pd, d.Tk, dop, lo.ld, dv + pair * d.Tk * d.Dv,
+                        d.Dv);
+      }
+      if (!need_ds) continue;
+      // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
+      gemm_or_zero<T>(false, true, d.Tq, d.Tk, d.Dv, T(1), dop, lo.ld, v + lv.offset(b, h), lv.ld, dP.data(),
+                      d.Tk);
+      if (cfg.seeds)  // dP = dPd ⊙ M
+        for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
+      // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        const T* p_row = P.data() + i * d.Tk;
+        T* ds_row = dP.data() + i * d.Tk;
+        const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
+        double dot = 0;
+        for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
+        const T row_dot = static_cast<T>(dot);
+        for (std::int64_t j = 0; j < end; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
+        std::fill(ds_row + end, ds_row + d.Tk, T(0));
+      }
+      // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
+      if (dq) gemm_or_zero<T>(false, false, d.Tq, d.D, d.Tk, scale, dP.data(), d.Tk, kp, lk.ld,
+                              dq + pair * d.Tq * d.D, d.D);
+      // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
+      if (dk) gemm_or_zero<T>(true, false, d.Tk, d.D, d.Tq, scale, dP.data(), d.Tk, qp, lq.ld,
+                              dk + pair * d.Tk * d.D, d.D);
+    }
+  }
+}
+
+// ---- glue
+
+AttentionDims check_attention_args(const Tensor& q, const Tensor& k, const Tensor& v,
+                                   const AttentionOptions& options) {
+  const std::string shapes = "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " +
+                             shape_str(v.shape());
+  if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
+    throw ShapeError(std::string(kOp) + ": q, k and v must be 4-d (B, H, T, D), got " + shapes);
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1))
+    throw ShapeError(std::string(kOp) + ": q, k and v must have the same batch and head dims (B, H), got " +
+                     shapes);
+  if (k.size(3) != q.size(3))
+    throw ShapeError(std::string(kOp) + ": q and k must have the same head dim D, got " + shapes);
+  if (v.size(2) != k.size(2))
+    throw ShapeError(std::string(kOp) + ": k and v must have the same number of keys Tk, got " + shapes);
+  if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype())
+    throw DTypeError(std::string(kOp) + ": q, k and v must all be float32 or all float64, got " +
+                     dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + " and " + dtype_name(v.dtype()));
+  const AttentionDims d{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3)};
+  const Tensor& mask = options.key_padding_mask;
+  if (mask.defined() && mask.shape() != Shape{d.B, d.Tk})
+    throw ShapeError(std::string(kOp) + ": key_padding_mask must have shape (B, Tk) = " +
+                     shape_str({d.B, d.Tk}) + ", got " + shape_str(mask.shape()) + " (" + shapes + ")");
+  if (!(options.dropout_p >= 0.0 && options.dropout_p < 1.0))  // also rejects NaN
+    throw ValueError(std::string(kOp) + ": dropout_p must be in [0, 1), got " +
+                     std::to_string(options.dropout_p));
+  return d;
+}
+
+}  // namespace
+
+Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
+                                    const AttentionOptions& options) {
+  const AttentionDims d = check_attention_args(q_in, k_in, v_in, options);
+  check_blas_core_once();
+  HeadLayout lq, lk, lv;
+  const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk), v = gemm_ready(v_in, lv);
+
+  // Plain data for the kernels: the padding mask as bytes, the scale, one dropout seed per pair.
+  std::vector<unsigned char> key_padding;
+  if (options.key_padding_mask.defined())
+    for (double m : options.key_padding_mask.to_vector<double>()) key_padding.push_back(m != 0.0);
+  std::vector<std::uint64_t> seeds;
+  if (options.training && options.dropout_p > 0.0) {
+    // Seeds drawn in pair order on this thread: the masks do not depend on the thread count.
+    Generator& gen = options.gen ? *options.gen : default_generator();
+    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) seeds.push_back(gen.next_u64());
+  }
+  const double scale = options.scale.value_or(1.0 / std::sqrt(static_cast<double>(d.D)));
+  const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
+
+  Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.Dv}, q.dtype());  // every element is written
+  Tensor lse = Tensor::empty({d.B, d.H, d.Tq}, q.dtype());
+  dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
+    attention_forward(out.data<T>(), lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk, v.data<T>(), lv, d, cfg);
+  });
+
+  if (!should_record({q_in, k_in, v_in})) return out;
+  const bool need_q = q_in.requires_grad(), need_k = k_in.requires_grad(), need_v = v_in.requires_grad();
+  // v is only read by dS (for dq, dk); q, k and lse always, to recompute P.
+  record(out, kOp, {q_in, k_in, v_in},
+         [q, k, v = need_q || need_k ? v : Tensor(), lse, lq, lk, lv, d, key_padding, seeds,
+          causal = options.causal, p = options.dropout_p, scale, need_q, need_k,
+          need_v](const Tensor& dout) -> TensorList {
+           HeadLayout lo;
+           const Tensor dout_ready = gemm_ready(dout, lo);
+           // Points into this lambda's own copies of the mask bytes and seeds.
+           const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
+           Tensor dq, dk, dv;
+           if (need_q) dq = Tensor::empty(q.shape(), q.dtype());  // every element is written
+           if (need_k) dk = Tensor::empty(k.shape(), k.dtype());
+           if (need_v) dv = Tensor::empty({d.B, d.H, d.Tk, d.Dv}, q.dtype());
+           dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
+             attention_backward(need_q ? dq.data<T>() : nullptr, need_k ? dk.data<T>() : nullptr,
+                                need_v ? dv.data<T>() : nullptr, dout_ready.data<T>(), lo, q.data<T>(), lq,
+                                k.data<T>(), lk, v.defined() ? v.data<T>() : nullptr, lv, lse.data<T>(), d, c);
+           });
+           return {dq, dk, dv};
+         });
+  return out;
+}
+
+}  // namespace tapegrad
