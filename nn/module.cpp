@@ -64,7 +64,11 @@ NamedTensors Module::named_buffers(bool recurse) const {
 }
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
-  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out{{"", shared_from_this()}};
+  // A module that is not owned by a shared_ptr (one on the stack) is listed through a
+  // non-owning pointer instead of failing in shared_from_this().
+  std::shared_ptr<Module> self = weak_from_this().lock();
+  if (!self) self = std::shared_ptr<Module>(std::shared_ptr<Module>(), this);
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out{{"", self}};
   for (const auto& [name, child] : children_)
     for (auto& [sub, m] : child->named_modules()) out.emplace_back(sub.empty() ? name : name + "." + sub, m);
   return out;

@@ -58,7 +58,8 @@ std::shared_ptr<Module> make_norm(NormKind kind, std::int64_t dim, double eps, s
 
 Tensor apply_norm(Module& norm, const Tensor& x, const Tensor& cond) {
   if (auto* ada = dynamic_cast<AdaLN*>(&norm)) return ada->forward(x, cond);
-  if (auto* unary = dynamic_cast<UnaryModule*>(&norm)) return unary->forward(x);
+  if (auto* ln = dynamic_cast<LayerNorm*>(&norm)) return ln->forward(x);
+  if (auto* rms = dynamic_cast<RMSNorm*>(&norm)) return rms->forward(x);
   throw ValueError("apply_norm: " + norm.type_name() + " is not a norm");
 }
 

@@ -1,0 +1,190 @@
+// layer_norm.cpp — layer_norm and rms_norm over the trailing dims, fused forward and backward
+// kernels in the shape of llm.c's layernorm_forward / layernorm_backward.
+//
+// x is viewed as (rows, C), C = the product of normalized_shape. Per row:
+//   layer_norm: xhat = (x − mean) · rstd,  rstd = 1/sqrt(mean((x − mean)²) + eps),  y = xhat ⊙ weight + bias
+//   rms_norm:   xhat = x · rstd,           rstd = 1/sqrt(mean(x²) + eps),           y = xhat ⊙ weight
+// Backward, with dxhat = dout ⊙ weight (weight = 1 without affine):
+//   layer_norm: dx = rstd · (dxhat − mean(dxhat) − xhat · mean(dxhat ⊙ xhat))
+//   rms_norm:   dx = rstd · (dxhat − xhat · mean(dxhat ⊙ xhat))   (no mean was subtracted)
+//   dweight = Σ_rows dout ⊙ xhat,  dbias = Σ_rows dout
+// rms_norm runs the same kernels with mean == nullptr (the mean is held at 0) and no bias.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../node.hpp"
+#include "../ops.hpp"
+#include "../parallel.hpp"
+
+namespace tapegrad {
+
+namespace {
+
+// ---- kernels: x, out, dout, dx are contiguous (rows, C); weight, bias, dweight, dbias (C);
+// mean, rstd (rows). weight and bias may be nullptr (no affine); mean == nullptr is rms_norm.
+
+template <typename T>
+void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
+                        std::int64_t rows, std::int64_t C, double eps) {
+#pragma omp parallel for if (rows * C > kParallelGrain)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const T* xr = x + r * C;
+    T* yr = out + r * C;
+    // Statistics in double; two passes (mean, then squared deviations) instead of
+    // E[x²] − E[x]², which cancels catastrophically when |mean| ≫ std.
+    double m = 0;
+    if (mean) {
+      for (std::int64_t c = 0; c < C; ++c) m += xr[c];
+      m /= static_cast<double>(C);
+    }
+    double v = 0;
+    for (std::int64_t c = 0; c < C; ++c) v += (xr[c] - m) * (xr[c] - m);
+    v /= static_cast<double>(C);  // biased variance (or mean(x²) for rms_norm), as PyTorch
+    const T row_mean = static_cast<T>(m), row_rstd = static_cast<T>(1.0 / std::sqrt(v + eps));
+    for (std::int64_t c = 0; c < C; ++c) {
+      const T xhat = (xr[c] - row_mean) * row_rstd;
+      yr[c] = xhat * (weight ? weight[c] : T(1)) + (bias ? bias[c] : T(0));
+    }
+    // Save two numbers per row, not xhat (C per row): the backward recomputes xhat from them
+    // (save memory at the cost of compute).
+    if (mean) mean[r] = row_mean;
+    rstd[r] = row_rstd;
+  }
+}
+
+// Gradient outputs first; dx, dweight, dbias may be nullptr when not needed. dweight and
+// dbias are sums over rows: each thread sums its own rows into a private buffer, and the
+// buffers are added in thread order afterwards (no race, and the same result on every run).
+template <typename T>
+void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
+                         const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
+  const bool parallel = rows * C > kParallelGrain;
+  const int threads = parallel ? omp_get_max_threads() : 1;
+  const bool need_params = dweight || dbias;
+  std::vector<double> partial(need_params ? static_cast<std::size_t>(threads) * 2 * C : 0, 0.0);
+#pragma omp parallel num_threads(threads) if (parallel)
+  {
+    double* dweight_part = need_params ? partial.data() + omp_get_thread_num() * 2 * C : nullptr;
+    double* dbias_part = need_params ? dweight_part + C : nullptr;
+#pragma omp for schedule(static)
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const T* xr = x + r * C;
+      const T* dr = dout + r * C;
+      const T row_mean = mean ? mean[r] : T(0), row_rstd = rstd[r];
+      if (need_params)
+        for (std::int64_t c = 0; c < C; ++c) {
+          dweight_part[c] += static_cast<double>(dr[c]) * ((xr[c] - row_mean) * row_rstd);
+          dbias_part[c] += dr[c];
+        }
+      if (!dx) continue;
+      // mean(dxhat) and mean(dxhat ⊙ xhat) over the row
+      double sum_dxhat = 0, sum_dxhat_xhat = 0;
+      for (std::int64_t c = 0; c < C; ++c) {
+        const double dxhat = static_cast<double>(dr[c]) * (weight ? weight[c] : T(1));
+        sum_dxhat += dxhat;
+        sum_dxhat_xhat += dxhat * ((xr[c] - row_mean) * row_rstd);
+      }
+      const T mean_dxhat = mean ? static_cast<T>(sum_dxhat / static_cast<double>(C)) : T(0);
+      const T mean_dxhat_xhat = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
+      T* dxr = dx + r * C;
+      for (std::int64_t c = 0; c < C; ++c) {
+        const T xhat = (xr[c] - row_mean) * row_rstd;
+        const T dxhat = dr[c] * (weight ? weight[c] : T(1));
+        dxr[c] = row_rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+      }
+    }
+  }
+  if (!need_params) return;
+  for (std::int64_t c = 0; c < C; ++c) {
+    double dw = 0, db = 0;
+    for (int k = 0; k < threads; ++k) {
+      dw += partial[k * 2 * C + c];
+      db += partial[k * 2 * C + C + c];
+    }
+    if (dweight) dweight[c] = static_cast<T>(dw);
+    if (dbias) dbias[c] = static_cast<T>(db);
+  }
+}
+
+// ---- glue shared by layer_norm and rms_norm
+
+// Checks the arguments and returns C, the number of elements normalized together.
+std::int64_t check_norm_args(const char* op, const Tensor& x, const Shape& normalized_shape,
+                             const Tensor& weight, const Tensor& bias, double eps) {
+  const std::int64_t k = static_cast<std::int64_t>(normalized_shape.size());
+  if (k == 0)
+    throw ShapeError(std::string(op) + ": normalized_shape must have at least one dim");
+  if (x.dim() < k || !std::equal(normalized_shape.begin(), normalized_shape.end(), x.shape().end() - k))
+    throw ShapeError(std::string(op) + ": normalized_shape " + shape_str(normalized_shape) +
+                     " does not match the trailing dims of the input of shape " + shape_str(x.shape()));
+  for (const auto& [name, param] : {std::pair{"weight", &weight}, std::pair{"bias", &bias}}) {
+    if (!param->defined()) continue;
+    if (param->shape() != normalized_shape)
+      throw ShapeError(std::string(op) + ": " + name + " of shape " + shape_str(param->shape()) +
+                       " does not match normalized_shape " + shape_str(normalized_shape));
+    if (param->dtype() != x.dtype())
+      throw DTypeError(std::string(op) + ": " + name + " is " + dtype_name(param->dtype()) +
+                       " but the input is " + dtype_name(x.dtype()));
+  }
+  if (!(eps >= 0)) throw ValueError(std::string(op) + ": eps must be >= 0, got " + std::to_string(eps));
+  return shape_numel(normalized_shape);
+}
+
+template <typename T>
+const T* data_or_null(const Tensor& t) {
+  return t.defined() ? t.data<T>() : nullptr;
+}
+
+// rms (no centering, no bias) when `rms` is true.
+Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalized_shape,
+               const Tensor& weight, const Tensor& bias, double eps) {
+  const std::int64_t C = check_norm_args(op, x, normalized_shape, weight, bias, eps);
+  const std::int64_t rows = C ? x.numel() / C : 0;
+  const Tensor xc = x.contiguous();
+  const Tensor wc = weight.defined() ? weight.contiguous() : Tensor();
+  const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
+  Tensor out = Tensor::empty(x.shape(), x.dtype());
+  Tensor mean = rms ? Tensor() : Tensor::empty({rows}, x.dtype());
+  Tensor rstd = Tensor::empty({rows}, x.dtype());
+  dispatch_floating(x.dtype(), op, [&]<typename T>() {
+    layer_norm_forward(out.data<T>(), rms ? nullptr : mean.data<T>(), rstd.data<T>(), xc.data<T>(),
+                       data_or_null<T>(wc), data_or_null<T>(bc), rows, C, eps);
+  });
+  if (!should_record({x, weight, bias})) return out;
+  const bool need_x = x.requires_grad();
+  const bool need_weight = weight.defined() && weight.requires_grad();
+  const bool need_bias = bias.defined() && bias.requires_grad();
+  record(out, op, {x, weight, bias},
+         [op, xc = xc.detach(), wc = wc.defined() ? wc.detach() : Tensor(), mean, rstd, rows, C,
+          normalized_shape, need_x, need_weight, need_bias](const Tensor& dout) -> TensorList {
+           const Tensor d = dout.contiguous();
+           Tensor dx = need_x ? Tensor::empty(xc.shape(), xc.dtype()) : Tensor();
+           Tensor dweight = need_weight ? Tensor::empty(normalized_shape, xc.dtype()) : Tensor();
+           Tensor dbias = need_bias ? Tensor::empty(normalized_shape, xc.dtype()) : Tensor();
+           dispatch_floating(xc.dtype(), op, [&]<typename T>() {
+             T* no_grad = nullptr;
+             layer_norm_backward(need_x ? dx.data<T>() : no_grad,
+                                 need_weight ? dweight.data<T>() : no_grad,
+                                 need_bias ? dbias.data<T>() : no_grad, d.data<T>(), xc.data<T>(),
+                                 data_or_null<T>(wc), data_or_null<T>(mean), rstd.data<T>(), rows, C);
+           });
+           return {dx, dweight, dbias};
+         });
+  return out;
+}
+
+}  // namespace
+
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                  const Tensor& bias, double eps) {
+  return norm_op("layer_norm", false, x, normalized_shape, weight, bias, eps);
+}
+
+Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, double eps) {
+  return norm_op("rms_norm", true, x, normalized_shape, weight, Tensor(), eps);
+}
+
+}  // namespace tapegrad

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Writes tests/reference/ops_reference.txt: PyTorch's answers for the fused ops of tapegrad.
+
+Regenerate (from the repository root, with an interpreter that has torch, e.g. Debian's
+python3-torch):
+
+    /usr/bin/python3 tests/reference/make_reference.py
+
+and commit the result with this script. The C++ tests read the file through
+tests/support/reference.hpp and need no Python. Everything is float64 with fixed seeds, so
+the file only changes when this script does.
+
+Format (text, one tensor per two lines):
+
+    tapegrad-reference 1
+    <name> <dtype> <ndim> <d0> <d1> ...
+    <values in row-major order, separated by spaces>
+
+dtype is float64 or int64; floats are written with repr(), which round-trips exactly
+(up to 17 significant digits). Lines starting with '#' are comments. Each case stores its
+inputs (x, weight, targets, ...), the upstream gradient `dout` it was differentiated with,
+the output `y` (or `loss`) and the input gradients (`dx`, `dweight`, `dbias`).
+"""
+
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "ops_reference.txt")
+
+torch.manual_seed(20240601)
+torch.set_default_dtype(torch.float64)
+
+entries = []  # (name, tensor)
+
+
+def put(name, t):
+    assert " " not in name
+    entries.append((name, t.detach().clone()))
+
+
+def randn(*shape, scale=1.0, shift=0.0):
+    return torch.randn(shape) * scale + shift
+
+
+def grads(y, dout, *inputs):
+    """Input gradients of y for the upstream gradient dout (None for inputs that are None)."""
+    leaves = [t for t in inputs if t is not None]
+    got = iter(torch.autograd.grad(y, leaves, dout))
+    return [next(got) if t is not None else None for t in inputs]
+
+
+# ---- softmax / log_softmax, on the last dim and on inner dims
+for fn_name, fn in (("softmax", F.softmax), ("log_softmax", F.log_softmax)):
+    for case, shape, dim in (("last", (3, 5), -1), ("dim1", (2, 3, 4), 1), ("dim0", (2, 3, 4), 0)):
+        x = randn(*shape, scale=2.0).requires_grad_()
+        dout = randn(*shape)
+        y = fn(x, dim=dim)
+        (dx,) = grads(y, dout, x)
+        p = f"{fn_name}.{case}."
+        put(p + "x", x)
+        put(p + "dim", torch.tensor(dim, dtype=torch.int64))
+        put(p + "dout", dout)
+        put(p + "y", y)
+        put(p + "dx", dx)
+
+# ---- gelu, exact and tanh forms
+for approximate in ("none", "tanh"):
+    x = randn(24, scale=2.5).requires_grad_()
+    dout = randn(24)
+    y = F.gelu(x, approximate=approximate)
+    (dx,) = grads(y, dout, x)
+    p = f"gelu_{approximate}."
+    put(p + "x", x)
+    put(p + "dout", dout)
+    put(p + "y", y)
+    put(p + "dx", dx)
+
+
+# ---- layer_norm and rms_norm
+def rms_norm(x, normalized_shape, weight, eps):
+    # torch 1.13 has no rms_norm: its formula, in float64
+    dims = tuple(range(-len(normalized_shape), 0))
+    y = x * torch.rsqrt(x.pow(2).mean(dim=dims, keepdim=True) + eps)
+    return y * weight if weight is not None else y
+
+
+norm_cases = (
+    # name, input shape, normalized_shape, affine, shift of x (tests the two-pass variance)
+    ("2d", (4, 6), (6,), True, 3.0),
+    ("3d", (2, 3, 4), (4,), True, 0.0),
+    ("3d_ns2", (2, 3, 4), (3, 4), True, -1.0),
+    ("noaffine", (3, 5), (5,), False, 0.0),
+)
+for case, shape, normalized_shape, affine, shift in norm_cases:
+    for op in ("layer_norm", "rms_norm"):
+        x = randn(*shape, scale=2.0, shift=shift).requires_grad_()
+        weight = randn(*normalized_shape, shift=1.0).requires_grad_() if affine else None
+        bias = randn(*normalized_shape).requires_grad_() if affine and op == "layer_norm" else None
+        dout = randn(*shape)
+        if op == "layer_norm":
+            eps = 1e-5
+            y = F.layer_norm(x, normalized_shape, weight, bias, eps)
+        else:
+            eps = 1e-6
+            y = rms_norm(x, normalized_shape, weight, eps)
+        dx, dweight, dbias = grads(y, dout, x, weight, bias)
+        p = f"{op}.{case}."
+        put(p + "x", x)
+        put(p + "normalized_shape", torch.tensor(normalized_shape, dtype=torch.int64))
+        put(p + "eps", torch.tensor(eps))
+        put(p + "dout", dout)
+        put(p + "y", y)
+        put(p + "dx", dx)
+        if weight is not None:
+            put(p + "weight", weight)
+            put(p + "dweight", dweight)
+        if bias is not None:
+            put(p + "bias", bias)
+            put(p + "dbias", dbias)
+
+
+# ---- cross_entropy
+def cross_entropy_case(name, logits_shape, targets, reduction, ignore_index, label_smoothing):
+    logits = randn(*logits_shape, scale=2.0).requires_grad_()
+    loss = F.cross_entropy(logits, targets, reduction=reduction, ignore_index=ignore_index,
+                           label_smoothing=label_smoothing)
+    dout = randn(*loss.shape)
+    (dlogits,) = grads(loss, dout, logits)
+    p = f"cross_entropy.{name}."
+    put(p + "logits", logits)
+    put(p + "targets", targets)
+    put(p + "ignore_index", torch.tensor(ignore_index, dtype=torch.int64))
+    put(p + "label_smoothing", torch.tensor(label_smoothing))
+    put(p + "dout", dout)
+    put(p + "loss", loss)
+    put(p + "dlogits", dlogits)
+
+
+targets_nc = torch.tensor([3, -100, 0, 4, -100, 1], dtype=torch.int64)
+for reduction in ("mean", "sum", "none"):
+    for label_smoothing in (0.0, 0.1):
+        case = f"{reduction}_ls{label_smoothing:g}"
+        cross_entropy_case(case, (6, 5), targets_nc, reduction, -100, label_smoothing)
+# (N, C, d): class dim 1, and an ignore_index that is also a valid class
+targets_ncd = torch.tensor([[0, 1, 3], [1, 2, 2]], dtype=torch.int64)
+for reduction in ("mean", "none"):
+    cross_entropy_case(f"ncd_{reduction}", (2, 4, 3), targets_ncd, reduction, 1, 0.2)
+# one unbatched row: logits (C), a 0-d target
+cross_entropy_case("single", (7,), torch.tensor(5, dtype=torch.int64), "mean", -100, 0.05)
+# every target ignored: the mean is 0/0 = NaN, the gradient zero
+cross_entropy_case("all_ignored", (3, 4), torch.tensor([-100, -100, -100]), "mean", -100, 0.1)
+
+
+def write(path):
+    lines = [
+        "tapegrad-reference 1",
+        f"# written by tests/reference/make_reference.py with torch {torch.__version__}",
+    ]
+    for name, t in entries:
+        dtype = {torch.float64: "float64", torch.int64: "int64"}[t.dtype]
+        lines.append(" ".join([name, dtype, str(t.dim())] + [str(s) for s in t.shape]))
+        values = t.reshape(-1).tolist()
+        if t.dtype == torch.float64:
+            lines.append(" ".join(repr(float(v)) for v in values))
+        else:
+            lines.append(" ".join(str(int(v)) for v in values))
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+write(OUT)
+print(f"wrote {len(entries)} tensors to {os.path.relpath(OUT)}", file=sys.stderr)

@@ -1,0 +1,193 @@
+// reference.hpp — reads the PyTorch reference tensors written by tests/reference/make_reference.py,
+// and compares a tapegrad result with one of them, llm.c's check_tensor style.
+//
+//   const ReferenceFile& ref = ops_reference();
+//   Tensor x = ref.get("softmax.last.x");                 // float64
+//   CHECK_CLOSE("y", softmax(x, -1), ref.get("softmax.last.y"), 1e-12, 1e-12);
+//
+// The file format is described in make_reference.py. Header-only: tests/CMakeLists.txt compiles
+// only tests/*/test_*.cpp, and this is included from them.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <tapegrad/tapegrad.hpp>
+
+namespace tapegrad::testing {
+
+inline constexpr const char* kRegenerateHint =
+    "regenerate with: /usr/bin/python3 tests/reference/make_reference.py";
+
+struct ReferenceTensor {
+  DType dtype = DType::float64;  // float64 or int64
+  Shape shape;
+  std::vector<double> values;  // float64 entries
+  std::vector<std::int64_t> ints;  // int64 entries
+};
+
+class ReferenceFile {
+ public:
+  static constexpr const char* kMagic = "tapegrad-reference";
+  static constexpr int kVersion = 1;
+
+  explicit ReferenceFile(std::string path) : path_(std::move(path)) {
+    std::ifstream in(path_);
+    if (!in) fail("cannot open the file");
+    std::string line;
+    int line_no = 1;
+    {
+      std::getline(in, line);
+      std::istringstream header(line);
+      std::string magic;
+      int version = 0;
+      if (!(header >> magic >> version) || magic != kMagic)
+        fail("line 1 is \"" + line.substr(0, 60) + "\", expected \"" + kMagic + " " +
+             std::to_string(kVersion) + "\"");
+      if (version != kVersion)
+        fail("format version " + std::to_string(version) + ", this loader reads version " +
+             std::to_string(kVersion));
+    }
+    while (std::getline(in, line)) {
+      ++line_no;
+      if (line.empty() || line[0] == '#') continue;
+      const std::string where = "line " + std::to_string(line_no) + ": ";
+      std::istringstream head(line);
+      std::string name, dtype;
+      std::int64_t ndim = -1;
+      if (!(head >> name >> dtype >> ndim) || ndim < 0)
+        fail(where + "expected \"<name> <dtype> <ndim> <dims...>\", got \"" + line.substr(0, 60) + "\"");
+      ReferenceTensor t;
+      if (dtype == "float64") t.dtype = DType::float64;
+      else if (dtype == "int64") t.dtype = DType::int64;
+      else fail(where + "unknown dtype \"" + dtype + "\" for \"" + name + "\"");
+      for (std::int64_t d = 0; d < ndim; ++d) {
+        std::int64_t size = -1;
+        if (!(head >> size) || size < 0) fail(where + "bad or missing dim " + std::to_string(d) + " of \"" + name + "\"");
+        t.shape.push_back(size);
+      }
+      if (!std::getline(in, line)) fail("the values of \"" + name + "\" are missing (truncated file?)");
+      ++line_no;
+      std::istringstream values(line);
+      std::string word;
+      while (values >> word) {
+        // strtod/strtoll rather than >>: they read Python's "nan", "inf", "-inf".
+        char* end = nullptr;
+        if (t.dtype == DType::float64) t.values.push_back(std::strtod(word.c_str(), &end));
+        else t.ints.push_back(std::strtoll(word.c_str(), &end, 10));
+        if (end == word.c_str() || *end != '\0')
+          fail("line " + std::to_string(line_no) + ": \"" + word + "\" is not a number (in \"" + name + "\")");
+      }
+      const std::size_t count = t.dtype == DType::float64 ? t.values.size() : t.ints.size();
+      if (static_cast<std::int64_t>(count) != shape_numel(t.shape))
+        fail("line " + std::to_string(line_no) + ": \"" + name + "\" of shape " + shape_str(t.shape) +
+             " needs " + std::to_string(shape_numel(t.shape)) + " values, found " + std::to_string(count));
+      if (!tensors_.emplace(name, std::move(t)).second) fail(where + "\"" + name + "\" appears twice");
+    }
+  }
+
+  const std::string& path() const { return path_; }
+  bool contains(const std::string& name) const { return tensors_.count(name) != 0; }
+
+  const ReferenceTensor& entry(const std::string& name) const {
+    auto it = tensors_.find(name);
+    if (it == tensors_.end()) fail("no tensor named \"" + name + "\"");
+    return it->second;
+  }
+
+  // A float64 entry as a tensor of `dtype` (float32 or float64), or an int64 entry as int64.
+  Tensor get(const std::string& name, DType dtype = DType::float64) const {
+    const ReferenceTensor& t = entry(name);
+    if (t.dtype == DType::int64) return Tensor::from_vector(t.ints, t.shape);
+    return Tensor::from_vector(t.values, t.shape).to(dtype);
+  }
+
+  // The single value of a one-element entry (a dim, an eps, ...).
+  double scalar(const std::string& name) const { return get(name).to(DType::float64).item(); }
+  std::int64_t integer(const std::string& name) const {
+    const ReferenceTensor& t = entry(name);
+    if (t.dtype != DType::int64 || t.ints.size() != 1) fail("\"" + name + "\" is not a single int64");
+    return t.ints[0];
+  }
+  // An int64 entry as a shape (normalized_shape, ...).
+  Shape shape_of(const std::string& name) const {
+    const ReferenceTensor& t = entry(name);
+    if (t.dtype != DType::int64 || t.shape.size() != 1) fail("\"" + name + "\" is not a 1-d int64 list");
+    return t.ints;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const {
+    throw std::runtime_error("reference file " + path_ + ": " + what + "\n" + kRegenerateHint);
+  }
+
+  std::string path_;
+  std::map<std::string, ReferenceTensor> tensors_;
+};
+
+// tests/reference/ops_reference.txt, loaded once.
+inline const ReferenceFile& ops_reference() {
+  static const ReferenceFile file(std::string(TAPEGRAD_REFERENCE_DIR) + "/ops_reference.txt");
+  return file;
+}
+
+struct CompareResult {
+  bool ok = true;
+  double max_diff = 0;
+  std::string report;  // "<name>: TENSOR OK, maxdiff = ..." or the first mismatches
+};
+
+// |actual − expected| <= atol + rtol·|expected| elementwise (NaN matches NaN), after
+// converting both to double. The report lists the first few mismatching pairs.
+inline CompareResult compare_tensors(const std::string& name, const Tensor& actual,
+                                     const Tensor& expected, double atol, double rtol) {
+  CompareResult r;
+  std::ostringstream report;
+  report.precision(17);
+  if (actual.shape() != expected.shape()) {
+    r.ok = false;
+    report << name << ": shape " << shape_str(actual.shape()) << " but the reference has "
+           << shape_str(expected.shape());
+    r.report = report.str();
+    return r;
+  }
+  const std::vector<double> a = actual.to_vector<double>(), e = expected.to_vector<double>();
+  int shown = 0;
+  std::ostringstream mismatches;
+  mismatches.precision(17);
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) && std::isnan(e[i])) continue;
+    const double diff = std::abs(a[i] - e[i]);
+    const bool bad = !(diff <= atol + rtol * std::abs(e[i]));  // true for a lone NaN too
+    r.max_diff = std::max(r.max_diff, std::isnan(diff) ? INFINITY : diff);
+    if (bad) {
+      r.ok = false;
+      if (shown++ < 5) mismatches << "\n  [" << i << "] " << a[i] << " vs reference " << e[i];
+    }
+  }
+  report << name << ": " << (r.ok ? "TENSOR OK" : "TENSOR NOT OK") << ", maxdiff = " << r.max_diff
+         << " (atol " << atol << ", rtol " << rtol << ")" << mismatches.str();
+  r.report = report.str();
+  return r;
+}
+
+}  // namespace tapegrad::testing
+
+// CHECK_CLOSE(name, actual, expected, atol, rtol): compare_tensors as a Catch2 check whose
+// failure message is the report (max diff and the first mismatching pairs).
+#define CHECK_CLOSE(name, actual, expected, atol, rtol)                                         \
+  do {                                                                                          \
+    const ::tapegrad::testing::CompareResult close_result_ =                                    \
+        ::tapegrad::testing::compare_tensors(name, actual, expected, atol, rtol);                \
+    INFO(close_result_.report);                                                                 \
+    CHECK(close_result_.ok);                                                                    \
+  } while (0)
