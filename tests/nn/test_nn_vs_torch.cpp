@@ -34,7 +34,8 @@ constexpr Tolerance kFloat64{1e-12, 1e-5};
 constexpr Tolerance kFloat32{1e-5, 1e-4};
 
 const ReferenceFile& nn_reference() {
-  static const ReferenceFile file(std::string(TAPEGRAD_REFERENCE_DIR) + "/nn_reference.txt");
+  static const ReferenceFile file(std::string(TAPEGRAD_REFERENCE_DIR) + "/nn_reference.txt",
+                                  "tests/reference/make_nn_reference.py");
   return file;
 }
 
@@ -42,12 +43,8 @@ const ReferenceFile& nn_reference() {
 // cannot list its entries, so this reads the header lines ("<name> <dtype> <ndim> ...") itself;
 // a value line never starts with a case prefix such as "block_pre.param.".
 std::set<std::string> reference_names(const std::string& prefix) {
-  std::ifstream in(nn_reference().path());
-  std::set<std::string> names;
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind(prefix, 0) == 0) names.insert(line.substr(prefix.size(), line.find(' ') - prefix.size()));
-  return names;
+  const std::vector<std::string> names = nn_reference().names(prefix);
+  return {names.begin(), names.end()};
 }
 
 // Copies <case>.param.<name> into the module's parameter <name>, as `dtype`. The names must match

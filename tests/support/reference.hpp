@@ -25,8 +25,7 @@
 
 namespace tapegrad::testing {
 
-inline constexpr const char* kRegenerateHint =
-    "regenerate with: /usr/bin/python3 tests/reference/make_reference.py";
+inline constexpr const char* kDefaultGenerator = "tests/reference/make_reference.py";
 
 struct ReferenceTensor {
   DType dtype = DType::float64;  // float64 or int64
@@ -40,7 +39,9 @@ class ReferenceFile {
   static constexpr const char* kMagic = "tapegrad-reference";
   static constexpr int kVersion = 1;
 
-  explicit ReferenceFile(std::string path) : path_(std::move(path)) {
+  // generator: the script that writes this file, named in every error message.
+  explicit ReferenceFile(std::string path, std::string generator = kDefaultGenerator)
+      : path_(std::move(path)), generator_(std::move(generator)) {
     std::ifstream in(path_);
     if (!in) fail("cannot open the file");
     std::string line;
@@ -118,6 +119,13 @@ class ReferenceFile {
     if (t.dtype != DType::int64 || t.ints.size() != 1) fail("\"" + name + "\" is not a single int64");
     return t.ints[0];
   }
+  // Names of all entries that start with prefix, with the prefix removed, in sorted order.
+  std::vector<std::string> names(const std::string& prefix) const {
+    std::vector<std::string> out;
+    for (const auto& [name, _] : tensors_)
+      if (name.rfind(prefix, 0) == 0) out.push_back(name.substr(prefix.size()));
+    return out;
+  }
   // An int64 entry as a shape (normalized_shape, ...).
   Shape shape_of(const std::string& name) const {
     const ReferenceTensor& t = entry(name);
@@ -127,10 +135,11 @@ class ReferenceFile {
 
  private:
   [[noreturn]] void fail(const std::string& what) const {
-    throw std::runtime_error("reference file " + path_ + ": " + what + "\n" + kRegenerateHint);
+    throw std::runtime_error("reference file " + path_ + ": " + what + "\nregenerate with: /usr/bin/python3 " +
+                             generator_);
   }
 
-  std::string path_;
+  std::string path_, generator_;
   std::map<std::string, ReferenceTensor> tensors_;
 };
 
