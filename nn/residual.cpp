@@ -2,6 +2,7 @@
 #include "residual.hpp"
 
 #include <cmath>
+#include <sstream>
 
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
@@ -103,7 +104,11 @@ Tensor Residual::forward(const Tensor& x, const Sublayer& F, const Tensor& cond,
 std::string Residual::extra_repr() const {
   static const char* names[] = {"post", "pre", "rezero", "none"};
   std::string s = names[static_cast<int>(form)];
-  if (alpha != 1.0) s += ", alpha=" + std::to_string(alpha);
+  if (alpha != 1.0) {
+    std::ostringstream os;
+    os << ", alpha=" << alpha;
+    s += os.str();
+  }
   return s;
 }
 

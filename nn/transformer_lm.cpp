@@ -82,7 +82,7 @@ Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens
                                const Tensor& classes) {
   if (o.temperature < 0) throw ValueError("generate: temperature must be >= 0");
   Tensor tokens = prompt.dim() == 1 ? prompt.reshape({1, prompt.size(0)}) : prompt;
-  if (tokens.dim() != 2 || tokens.size(1) == 0)
+  if (tokens.dim() != 2 || tokens.size(1) == 0 || tokens.dtype() != DType::int64)
     throw ShapeError("generate: prompt must be int64 (T) or (B, T) with T >= 1, got " + shape_str(prompt.shape()));
   NoGradGuard no_grad;
   const bool was_training = is_training();

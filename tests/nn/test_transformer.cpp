@@ -1,0 +1,536 @@
+// test_transformer.cpp — TransformerLM and Seq2SeqTransformer: GPT-2-small parameter count,
+// parameter names in order, shapes, causality, a short training run, generate() (greedy,
+// cropping, top-k, seeded sampling), conditional models, Seq2Seq encode/decode/greedy_decode,
+// DeepNorm constants, the initialization schemes, error messages.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "nn/nn_helpers.hpp"
+
+using namespace tapegrad;
+using Catch::Contains;
+using nn::NormKind;
+using nn::Placement;
+using tapegrad::testing::max_abs_diff;
+using tapegrad::testing::randomize_;
+using tapegrad::testing::std_of;
+
+namespace {
+
+nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_seq_len = 8, std::int64_t n_layers = 2) {
+  nn::TransformerLMConfig c;
+  c.vocab_size = vocab;
+  c.max_seq_len = max_seq_len;
+  c.n_layers = n_layers;
+  c.block.d_model = 16;
+  c.block.n_heads = 2;
+  c.block.d_ff = 32;
+  return c;
+}
+
+nn::Seq2SeqConfig tiny_seq2seq(std::int64_t n_encoder, std::int64_t n_decoder, Placement placement = Placement::pre) {
+  nn::Seq2SeqConfig c;
+  c.src_vocab_size = 10;
+  c.tgt_vocab_size = 12;
+  c.max_seq_len = 8;
+  c.n_encoder_layers = n_encoder;
+  c.n_decoder_layers = n_decoder;
+  c.block.d_model = 8;
+  c.block.n_heads = 2;
+  c.block.d_ff = 16;
+  c.block.placement = placement;
+  return c;
+}
+
+Tensor tokens_of(const std::vector<std::int64_t>& ids, std::int64_t B) {
+  return Tensor::from_vector(ids, {B, static_cast<std::int64_t>(ids.size()) / B});
+}
+
+std::vector<std::string> names_of(const nn::Module& m) {
+  std::vector<std::string> out;
+  for (const auto& [n, _] : m.named_parameters()) out.push_back(n);
+  return out;
+}
+
+// The index of the largest value of row `row` of a (rows, V) list, first one on ties.
+std::int64_t argmax_row(const std::vector<double>& values, std::int64_t row, std::int64_t V) {
+  const auto begin = values.begin() + row * V;
+  return std::max_element(begin, begin + V) - begin;
+}
+
+// Greedy decoding written out: at each step, the argmax of the logits of the last position,
+// with the window cropped to the last max_seq_len tokens.
+std::vector<std::int64_t> manual_greedy(nn::TransformerLM& lm, std::vector<std::int64_t> seq, std::int64_t n) {
+  NoGradGuard no_grad;
+  const std::int64_t V = lm.config.vocab_size, max_len = lm.config.max_seq_len;
+  for (std::int64_t step = 0; step < n; ++step) {
+    const std::int64_t len = static_cast<std::int64_t>(seq.size()), start = std::max<std::int64_t>(0, len - max_len);
+    const std::vector<std::int64_t> window(seq.begin() + start, seq.end());
+    const std::vector<double> logits = lm.forward(tokens_of(window, 1)).to_vector();
+    seq.push_back(argmax_row(logits, len - start - 1, V));
+  }
+  return seq;
+}
+
+}  // namespace
+
+TEST_CASE("A GPT-2-small shaped TransformerLM has 124,439,808 parameters", "[transformer][lm]") {
+  nn::TransformerLMConfig c;
+  c.vocab_size = 50257;
+  c.max_seq_len = 1024;
+  c.n_layers = 12;
+  c.block.d_model = 768;
+  c.block.n_heads = 12;
+  c.tie_weights = true;
+  // the count does not depend on the init; the modules' own defaults are the cheapest to draw
+  c.init = nn::InitScheme::pytorch;
+  {
+    nn::TransformerLM gpt2(c);
+    CHECK(gpt2.num_parameters() == 124439808);
+    CHECK(gpt2.lm_head == nullptr);
+  }
+  // untying adds the (V, C) head; checked on a stack without blocks, which the head does not touch
+  c.n_layers = 0;
+  c.max_seq_len = 1;
+  nn::TransformerLM tied(c);
+  c.tie_weights = false;
+  nn::TransformerLM untied(c);
+  REQUIRE(untied.lm_head != nullptr);
+  CHECK(untied.lm_head->weight.shape() == Shape{50257, 768});
+  CHECK(untied.num_parameters() - tied.num_parameters() == 50257 * 768);
+}
+
+TEST_CASE("TransformerLM parameter names, in registration order", "[transformer][lm]") {
+  nn::TransformerLM lm(tiny_lm());
+  std::vector<std::string> expected{"tok_emb.weight", "pos_emb.weight"};
+  for (const char* l : {"0", "1"})
+    for (const char* n : {"attn.qkv.weight", "attn.qkv.bias", "attn.out_proj.weight", "attn.out_proj.bias",
+                          "ffn.fc1.weight", "ffn.fc1.bias", "ffn.fc2.weight", "ffn.fc2.bias",
+                          "attn_residual.norm.weight", "attn_residual.norm.bias", "ffn_residual.norm.weight",
+                          "ffn_residual.norm.bias"})
+      expected.push_back(std::string("blocks.") + l + "." + n);
+  expected.push_back("final_norm.weight");
+  expected.push_back("final_norm.bias");
+  CHECK(names_of(lm) == expected);
+  CHECK(lm.tok_emb->weight.shape() == Shape{8, 16});
+  CHECK(lm.blocks->at<nn::TransformerBlock>(1)->attn->qkv->weight.shape() == Shape{48, 16});
+
+  nn::TransformerLMConfig c = tiny_lm();
+  c.tie_weights = false;
+  c.n_classes = 3;
+  c.block.norm = NormKind::adaln;
+  nn::TransformerLM conditional(c);
+  const auto names = names_of(conditional);
+  CHECK(names[2] == "cond_emb.weight");
+  CHECK(conditional.cond_emb->weight.shape() == Shape{3, 16});  // cond_dim defaults to d_model
+  CHECK(names.back() == "lm_head.weight");
+  CHECK(std::find(names.begin(), names.end(), "blocks.0.attn_residual.norm.modulation.weight") != names.end());
+}
+
+TEST_CASE("TransformerLM forward: shapes, causality, determinism", "[transformer][lm]") {
+  manual_seed(3);
+  nn::TransformerLM lm(tiny_lm(11, 8));
+  const std::vector<std::int64_t> ids{1, 5, 2, 7, 3, 0, 4, 6, 10, 9};
+  const Tensor tokens = tokens_of(ids, 2);  // (2, 5)
+  const Tensor logits = lm.forward(tokens);
+  CHECK(logits.shape() == Shape{2, 5, 11});
+  CHECK(lm.forward(tokens).to_vector() == logits.to_vector());  // no dropout: deterministic
+  CHECK(lm.forward(tokens_of({1, 5, 2}, 1)).shape() == Shape{1, 3, 11});
+
+  for (std::int64_t t : {1, 3}) {  // changing token t changes no logit before t
+    INFO("changed token " << t);
+    std::vector<std::int64_t> changed = ids;
+    changed[t] = (changed[t] + 1) % 11;
+    const Tensor other = lm.forward(tokens_of(changed, 2));
+    CHECK_CLOSE(narrow(other, 1, 0, t), narrow(logits, 1, 0, t), 0.0);
+    CHECK(max_abs_diff(narrow(other, 1, t, 1), narrow(logits, 1, t, 1)) > 1e-6);
+    CHECK_CLOSE(narrow(other, 0, 1, 1), narrow(logits, 0, 1, 1), 0.0);  // batch 1 untouched
+  }
+  // tied head: logits = final_norm(h)·Eᵀ; capture_block_outputs keeps each block's output
+  lm.capture_block_outputs = true;
+  const Tensor again = lm.forward(tokens);
+  REQUIRE(lm.block_outputs.size() == 2);
+  const Tensor h = nn::apply_norm(*lm.final_norm, lm.block_outputs.back(), Tensor());
+  CHECK_CLOSE(again, matmul(h, lm.tok_emb->weight.transpose(0, 1)), 1e-5);
+}
+
+TEST_CASE("A tiny TransformerLM learns a repeating sequence with plain SGD", "[transformer][lm][train]") {
+  manual_seed(4);
+  const std::int64_t V = 8;
+  nn::TransformerLM lm(tiny_lm(V, 16, 2));
+  std::vector<std::int64_t> input, target;
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t t = 0; t < 12; ++t) {
+      input.push_back((b * 3 + t) % V);  // 0 1 2 ... 7 0 1 ..., row 1 shifted by 3
+      target.push_back((b * 3 + t + 1) % V);
+    }
+  const Tensor x = tokens_of(input, 2), y = tokens_of(target, 2);
+  auto loss_of = [&] { return cross_entropy(lm.forward(x).reshape({24, V}), y.reshape({24})); };
+  const double lr = 0.3;
+  const double first = loss_of().item();
+  double last = first;
+  for (int step = 0; step < 60; ++step) {
+    lm.zero_grad();
+    const Tensor loss = loss_of();
+    last = loss.item();
+    loss.backward();
+    for (const Tensor& p : lm.parameters()) {  // p -= lr · grad
+      float* w = p.data<float>();
+      const std::vector<float> g = p.grad().to_vector<float>();
+      for (std::size_t i = 0; i < g.size(); ++i) w[i] -= static_cast<float>(lr) * g[i];
+    }
+  }
+  last = loss_of().item();
+  INFO("loss " << first << " -> " << last);
+  CHECK(first == Approx(std::log(double(V))).epsilon(0.05));
+  CHECK(last < 0.1 * std::log(double(V)));
+}
+
+TEST_CASE("TransformerLM generate: prompt kept, cropping, greedy, top-k and seeded sampling",
+          "[transformer][lm][generate]") {
+  manual_seed(5);
+  nn::TransformerLMConfig c = tiny_lm(8, 6);
+  c.init = nn::InitScheme::pytorch;  // larger weights than gpt2: the logits are far from uniform
+  nn::TransformerLM lm(c);
+  nn::GenerateOptions greedy;
+  greedy.temperature = 0;
+
+  const std::vector<std::int64_t> prompt{3, 1, 4};
+  const Tensor out = lm.generate(tokens_of(prompt, 1), 5, greedy);
+  REQUIRE(out.shape() == Shape{1, 8});
+  CHECK(out.dtype() == DType::int64);
+  const std::vector<std::int64_t> seq = out.to_vector<std::int64_t>();
+  CHECK(std::vector<std::int64_t>(seq.begin(), seq.begin() + 3) == prompt);
+  // greedy = argmax at each step, past max_seq_len (6) on the last 6 tokens; deterministic
+  CHECK(seq == manual_greedy(lm, prompt, 5));
+  CHECK(lm.generate(tokens_of(prompt, 1), 5, greedy).to_vector<std::int64_t>() == seq);
+  // a 1-d prompt, and a prompt already max_seq_len long
+  CHECK(lm.generate(Tensor::from_vector(prompt, {3}), 5, greedy).to_vector<std::int64_t>() == seq);
+  const std::vector<std::int64_t> long_prompt{1, 2, 3, 4, 5, 6};
+  CHECK(lm.generate(tokens_of(long_prompt, 1), 3, greedy).to_vector<std::int64_t>() ==
+        manual_greedy(lm, long_prompt, 3));
+  CHECK(lm.generate(tokens_of(prompt, 1), 0, greedy).to_vector<std::int64_t>() == prompt);
+
+  // top_k = 1 samples the argmax whatever the temperature
+  nn::GenerateOptions top1;
+  top1.top_k = 1;
+  top1.temperature = 2.0;
+  CHECK(lm.generate(tokens_of(prompt, 1), 5, top1).to_vector<std::int64_t>() == seq);
+
+  // a batch of prompts: each row as if alone
+  const Tensor batch = lm.generate(tokens_of({3, 1, 4, 0, 7, 7}, 2), 4, greedy);
+  REQUIRE(batch.shape() == Shape{2, 7});
+  const std::vector<std::int64_t> rows = batch.to_vector<std::int64_t>();
+  CHECK(std::vector<std::int64_t>(rows.begin(), rows.begin() + 7) == manual_greedy(lm, {3, 1, 4}, 4));
+  CHECK(std::vector<std::int64_t>(rows.begin() + 7, rows.end()) == manual_greedy(lm, {0, 7, 7}, 4));
+
+  // sampling: the same seed gives the same tokens, another seed others
+  auto sample = [&](std::uint64_t seed, std::int64_t top_k) {
+    Generator gen(seed);
+    nn::GenerateOptions o;
+    o.temperature = 4.0;  // flat enough that the second choice comes up
+    o.top_k = top_k;
+    o.gen = &gen;
+    return lm.generate(tokens_of({2}, 1), 20, o).to_vector<std::int64_t>();
+  };
+  CHECK(sample(11, 0) == sample(11, 0));
+  CHECK(sample(11, 0) != sample(12, 0));
+  // with top_k = 2 every sampled token is one of the two largest logits of its step
+  const std::vector<std::int64_t> s = sample(13, 2);
+  std::int64_t not_argmax = 0;
+  for (std::int64_t t = 1; t < static_cast<std::int64_t>(s.size()); ++t) {
+    const std::int64_t start = std::max<std::int64_t>(0, t - 6);
+    const std::vector<std::int64_t> window(s.begin() + start, s.begin() + t);
+    NoGradGuard no_grad;
+    const std::vector<double> logits = narrow(lm.forward(tokens_of(window, 1)), 1, t - start - 1, 1).to_vector();
+    std::vector<double> sorted = logits;
+    std::sort(sorted.begin(), sorted.end(), std::greater<>());
+    INFO("step " << t);
+    CHECK(logits[s[t]] >= sorted[1]);
+    not_argmax += logits[s[t]] < sorted[0];
+  }
+  CHECK(not_argmax > 0);  // it did sample, not always the argmax
+
+  // generate runs in eval mode and restores the mode
+  lm.train();
+  lm.generate(tokens_of(prompt, 1), 1, greedy);
+  CHECK(lm.is_training());
+  lm.eval();
+  lm.generate(tokens_of(prompt, 1), 1, greedy);
+  CHECK_FALSE(lm.is_training());
+  REQUIRE_THROWS_WITH(lm.generate(tokens_of(prompt, 1), 1, nn::GenerateOptions{-1.0, 0, nullptr}),
+                      Contains("generate: temperature must be >= 0"));
+}
+
+// generate() converts the prompt with to_vector<int64_t>(), so a float prompt is truncated
+// silently although its own message says "prompt must be int64" (forward() rejects it).
+TEST_CASE("TransformerLM generate rejects a prompt that is not int64", "[transformer][lm][generate]") {
+  nn::TransformerLM lm(tiny_lm(8, 6));
+  REQUIRE_THROWS_AS(lm.generate(tensor({1.7, 2.2}, {1, 2}), 1), ShapeError);
+  REQUIRE_THROWS_WITH(lm.generate(tensor({1.7, 2.2}, {1, 2}), 1), Contains("generate: prompt must be int64"));
+}
+
+TEST_CASE("Conditional TransformerLM: classes drive the AdaLN norms", "[transformer][lm][adaln]") {
+  for (NormKind norm : {NormKind::adaln_zero, NormKind::adaln}) {
+    INFO(nn::norm_kind_name(norm));
+    manual_seed(6);
+    nn::TransformerLMConfig c = tiny_lm(8, 8, 2);
+    c.n_classes = 3;
+    c.block.norm = norm;
+    nn::TransformerLM lm(c);
+    const Tensor tokens = tokens_of({1, 2, 3, 4, 5, 6}, 2);
+    REQUIRE_THROWS_AS(lm.forward(tokens), ShapeError);
+    REQUIRE_THROWS_WITH(lm.forward(tokens),
+                        Contains("TransformerLM: this conditional model needs classes as int64 (B = 2), got none"));
+    REQUIRE_THROWS_WITH(lm.forward(tokens, tensor({0, 1, 2}, {3}, DType::int64)), Contains("got [3]"));
+    const Tensor c01 = tensor({0, 1}, {2}, DType::int64), c21 = tensor({2, 1}, {2}, DType::int64);
+    CHECK(lm.forward(tokens, c01).shape() == Shape{2, 3, 8});
+    if (norm == NormKind::adaln_zero)  // every modulation starts at zero: the class has no effect yet
+      CHECK_CLOSE(lm.forward(tokens, c01), lm.forward(tokens, c21), 0.0);
+    std::uint64_t seed = 60;
+    for (const auto& [name, p] : lm.named_parameters())
+      if (name.find("modulation") != std::string::npos) randomize_(p, seed++, 0.3);
+    const Tensor a = lm.forward(tokens, c01), b = lm.forward(tokens, c21);
+    CHECK(max_abs_diff(narrow(a, 0, 0, 1), narrow(b, 0, 0, 1)) > 1e-4);  // class 0 vs 2
+    CHECK_CLOSE(narrow(a, 0, 1, 1), narrow(b, 0, 1, 1), 0.0);           // class 1 in both
+    // generate passes the classes along
+    nn::GenerateOptions greedy;
+    greedy.temperature = 0;
+    CHECK(lm.generate(tokens, 2, greedy, c01).shape() == Shape{2, 5});
+  }
+}
+
+TEST_CASE("Seq2SeqTransformer: shapes, masks, causality, greedy_decode", "[transformer][seq2seq]") {
+  manual_seed(7);
+  nn::Seq2SeqTransformer model(tiny_seq2seq(2, 2));
+  CHECK(model.decoder->at<nn::TransformerBlock>(0)->cross_attn != nullptr);
+  CHECK(model.encoder->at<nn::TransformerBlock>(0)->cross_attn == nullptr);
+
+  const std::vector<std::int64_t> src_ids{1, 2, 3, 4, 5, 6, 7, 8, 9, 0};
+  const std::vector<std::int64_t> tgt_ids{0, 3, 5, 7, 1, 11, 2, 4};
+  const Tensor src = tokens_of(src_ids, 2), tgt = tokens_of(tgt_ids, 2);  // (2, 5), (2, 4)
+  const Tensor memory = model.encode(src);
+  CHECK(memory.shape() == Shape{2, 5, 8});
+  const Tensor logits = model.forward(src, tgt);
+  CHECK(logits.shape() == Shape{2, 4, 12});
+  CHECK_CLOSE(logits, model.decode(tgt, memory), 0.0);
+
+  // the encoder sees the whole source: its last token changes the memory at position 0
+  std::vector<std::int64_t> src2 = src_ids;
+  src2[4] = 0;
+  CHECK(max_abs_diff(narrow(model.encode(tokens_of(src2, 2)), 1, 0, 1), narrow(memory, 1, 0, 1)) > 1e-6);
+  // the decoder is causal: target token 2 changes no logit before position 2
+  std::vector<std::int64_t> tgt2 = tgt_ids;
+  tgt2[2] = 9;
+  const Tensor logits2 = model.forward(src, tokens_of(tgt2, 2));
+  CHECK_CLOSE(narrow(logits2, 1, 0, 2), narrow(logits, 1, 0, 2), 0.0);
+  CHECK(max_abs_diff(narrow(logits2, 1, 2, 1), narrow(logits, 1, 2, 1)) > 1e-6);
+  // a padded source token is invisible to the encoder and to the cross-attention
+  const Tensor pad = tensor({0, 0, 0, 1, 1, 0, 0, 0, 0, 1}, {2, 5}, DType::int64);
+  std::vector<std::int64_t> src3 = src_ids;
+  src3[3] = 9;
+  src3[9] = 5;
+  CHECK_CLOSE(model.forward(tokens_of(src3, 2), tgt, pad), model.forward(src, tgt, pad), 0.0);
+  CHECK(max_abs_diff(model.forward(src, tgt, pad), logits) > 1e-6);
+
+  // greedy_decode without an eos that occurs: max_len tokens, each the argmax given the prefix
+  const std::int64_t bos = 0, max_len = 6;
+  const Tensor full_out = model.greedy_decode(src, bos, -1, max_len);
+  REQUIRE(full_out.shape() == Shape{2, max_len});
+  const std::vector<std::int64_t> full_seq = full_out.to_vector<std::int64_t>();
+  {
+    NoGradGuard no_grad;
+    const std::vector<double> replay = model.forward(src, full_out).to_vector();  // (2, 6, 12)
+    for (std::int64_t b = 0; b < 2; ++b) {
+      CHECK(full_seq[b * max_len] == bos);
+      for (std::int64_t t = 1; t < max_len; ++t)
+        CHECK(full_seq[b * max_len + t] == argmax_row(replay, b * max_len + t - 1, 12));
+    }
+  }
+  // with an eos: a row that emits it pads with eos from then on, and decoding stops once every
+  // row has emitted it. Tried with each token the rows emit, against the run without eos.
+  bool saw_early_stop = false, saw_padding = false;
+  for (std::int64_t eos = 0; eos < 12; ++eos) {
+    std::int64_t first[2] = {max_len, max_len};  // first column at which each row emits eos
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t t = max_len - 1; t >= 1; --t)
+        if (full_seq[b * max_len + t] == eos) first[b] = t;
+    if (first[0] == max_len && first[1] == max_len) continue;
+    INFO("eos " << eos << ", first emitted at columns " << first[0] << " and " << first[1]);
+    const std::int64_t len = std::max(first[0], first[1]) < max_len ? std::max(first[0], first[1]) + 1 : max_len;
+    saw_early_stop |= len < max_len;
+    saw_padding |= first[0] != first[1] && std::min(first[0], first[1]) + 1 < len;
+    const Tensor out = model.greedy_decode(src, bos, eos, max_len);
+    REQUIRE(out.shape() == Shape{2, len});
+    const std::vector<std::int64_t> seq = out.to_vector<std::int64_t>();
+    for (std::int64_t b = 0; b < 2; ++b)
+      for (std::int64_t t = 0; t < len; ++t) {
+        INFO("row " << b << ", column " << t);
+        CHECK(seq[b * len + t] == (t <= first[b] ? full_seq[b * max_len + t] : eos));
+      }
+  }
+  CHECK(saw_early_stop);
+  CHECK(saw_padding);
+  // max_len is capped by max_seq_len
+  CHECK(model.greedy_decode(src, bos, -1, 100).shape() == Shape{2, 8});
+}
+
+TEST_CASE("DeepNorm constants follow Wang et al. 2022 and reach the blocks", "[transformer][deepnorm]") {
+  for (std::int64_t M : {1, 6, 18}) {
+    CHECK(nn::deepnorm_decoder_only(M).alpha == Approx(std::pow(2.0 * M, 0.25)));
+    CHECK(nn::deepnorm_decoder_only(M).beta == Approx(std::pow(8.0 * M, -0.25)));
+    CHECK(nn::deepnorm_encoder_only(M).alpha == Approx(std::pow(2.0 * M, 0.25)));
+    CHECK(nn::deepnorm_encoder_only(M).beta == Approx(std::pow(8.0 * M, -0.25)));
+    CHECK(nn::deepnorm_decoder(M).alpha == Approx(std::pow(3.0 * M, 0.25)));
+    CHECK(nn::deepnorm_decoder(M).beta == Approx(std::pow(12.0 * M, -0.25)));
+    for (std::int64_t N : {1, 6, 12}) {
+      CHECK(nn::deepnorm_encoder(N, M).alpha == Approx(0.81 * std::pow(std::pow(N, 4) * M, 1.0 / 16)));
+      CHECK(nn::deepnorm_encoder(N, M).beta == Approx(0.87 * std::pow(std::pow(N, 4) * M, -1.0 / 16)));
+    }
+  }
+  CHECK(nn::deepnorm_decoder_only(8).alpha == Approx(2.0));  // (16)^¼
+  CHECK(nn::deepnorm_decoder_only(2).beta == Approx(0.5));   // (16)^-¼
+
+  nn::TransformerLMConfig c = tiny_lm(8, 8, 3);
+  c.block.placement = Placement::deepnorm;
+  nn::TransformerLM lm(c);
+  for (std::size_t l = 0; l < 3; ++l) {
+    auto block = lm.blocks->at<nn::TransformerBlock>(l);
+    CHECK(block->attn_residual->alpha == Approx(std::pow(6.0, 0.25)));
+    CHECK(block->ffn_residual->alpha == Approx(std::pow(6.0, 0.25)));
+  }
+  nn::Seq2SeqTransformer model(tiny_seq2seq(4, 2, Placement::deepnorm));
+  CHECK(model.encoder->at<nn::TransformerBlock>(0)->ffn_residual->alpha == Approx(nn::deepnorm_encoder(4, 2).alpha));
+  CHECK(model.decoder->at<nn::TransformerBlock>(1)->cross_residual->alpha == Approx(nn::deepnorm_decoder(2).alpha));
+}
+
+TEST_CASE("Initialization schemes: gpt2, xavier, b2t scaling, deepnorm", "[transformer][init]") {
+  nn::TransformerLMConfig c = tiny_lm(512, 128, 2);
+  c.block.d_model = 64;
+  c.block.n_heads = 4;
+  c.block.d_ff = 256;
+
+  SECTION("gpt2: N(0, 0.02²), residual projections N(0, (0.02/√(2L))²), biases 0") {
+    manual_seed(8);
+    nn::TransformerLM lm(c);
+    auto block = lm.blocks->at<nn::TransformerBlock>(1);
+    CHECK(std_of(lm.tok_emb->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(lm.pos_emb->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(block->attn->qkv->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(block->ffn->fc1->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(block->attn->out_proj->weight) == Approx(0.01).epsilon(0.05));  // 0.02/√4
+    CHECK(std_of(block->ffn->fc2->weight) == Approx(0.01).epsilon(0.05));
+    CHECK(block->attn->qkv->bias.to_vector() == std::vector<double>(192, 0.0));
+    CHECK(block->ffn->fc2->bias.to_vector() == std::vector<double>(64, 0.0));
+    auto* norm = dynamic_cast<nn::LayerNorm*>(block->ffn_residual->norm.get());
+    REQUIRE(norm);
+    CHECK(norm->weight.to_vector() == std::vector<double>(64, 1.0));
+  }
+  SECTION("xavier: U(±√(6/(in+out))), embeddings N(0, 1/C)") {
+    manual_seed(9);
+    c.init = nn::InitScheme::xavier;
+    nn::TransformerLM lm(c);
+    const Tensor w = lm.blocks->at<nn::TransformerBlock>(0)->ffn->fc1->weight;  // (256, 64)
+    const double bound = std::sqrt(6.0 / (64 + 256));
+    const std::vector<double> v = w.to_vector();
+    CHECK(*std::max_element(v.begin(), v.end()) <= bound);
+    CHECK(*std::min_element(v.begin(), v.end()) >= -bound);
+    CHECK(std_of(w) == Approx(bound / std::sqrt(3.0)).epsilon(0.05));
+    CHECK(std_of(lm.tok_emb->weight) == Approx(1.0 / 8.0).epsilon(0.05));
+  }
+  SECTION("b2t scaling divides every block Linear weight by √L, nothing else") {
+    c.block.placement = Placement::b2t;
+    c.n_layers = 4;
+    c.block.dtype = DType::float64;
+    manual_seed(10);
+    nn::TransformerLM by_default(c);  // on by default for b2t
+    c.b2t_scaling = false;
+    manual_seed(10);
+    nn::TransformerLM unscaled(c);
+    std::vector<std::string> linear_weights;
+    for (std::size_t l = 0; l < 4; ++l)
+      for (auto& [name, m] : unscaled.blocks->at<nn::TransformerBlock>(l)->named_modules())
+        if (dynamic_cast<nn::Linear*>(m.get()))
+          linear_weights.push_back("blocks." + std::to_string(l) + "." + name + ".weight");
+    REQUIRE(linear_weights.size() == 16);  // qkv, out_proj, fc1, fc2 per block
+    const auto scaled_params = by_default.named_parameters(), plain_params = unscaled.named_parameters();
+    REQUIRE(scaled_params.size() == plain_params.size());
+    std::int64_t n_scaled = 0;
+    for (std::size_t i = 0; i < plain_params.size(); ++i) {
+      const std::string& name = plain_params[i].first;
+      INFO(name);
+      const bool is_linear = std::find(linear_weights.begin(), linear_weights.end(), name) != linear_weights.end();
+      const Tensor expected = is_linear ? mul(plain_params[i].second, 0.5) : plain_params[i].second;  // 1/√4
+      CHECK_CLOSE(scaled_params[i].second, expected, 1e-15);
+      n_scaled += is_linear;
+    }
+    CHECK(n_scaled == 16);
+
+    // Seq2Seq: each side by its own depth, 4 encoder layers (· 1/2) and 1 decoder layer (· 1)
+    nn::Seq2SeqConfig s = tiny_seq2seq(4, 1, Placement::b2t);
+    s.block.dtype = DType::float64;
+    manual_seed(12);
+    nn::Seq2SeqTransformer scaled_model(s);
+    s.b2t_scaling = false;
+    manual_seed(12);
+    nn::Seq2SeqTransformer plain_model(s);
+    auto enc = [](nn::Seq2SeqTransformer& m) { return m.encoder->at<nn::TransformerBlock>(3)->ffn->fc1->weight; };
+    auto dec = [](nn::Seq2SeqTransformer& m) {
+      return m.decoder->at<nn::TransformerBlock>(0)->cross_attn->kv_proj->weight;
+    };
+    CHECK_CLOSE(enc(scaled_model), mul(enc(plain_model), 0.5), 1e-15);
+    CHECK_CLOSE(dec(scaled_model), dec(plain_model), 0.0);
+    CHECK(max_abs_diff(enc(plain_model), zeros(enc(plain_model).shape(), DType::float64)) > 1e-3);
+  }
+  SECTION("deepnorm: Xavier-normal, gain β on v, out_proj and the FFN, gain 1 on q and k") {
+    c.block.placement = Placement::deepnorm;
+    manual_seed(11);
+    nn::TransformerLM lm(c);
+    const double beta = nn::deepnorm_decoder_only(2).beta;  // 0.5
+    auto block = lm.blocks->at<nn::TransformerBlock>(0);
+    const Tensor qkv = block->attn->qkv->weight;  // (3C, C), rows q | k | v
+    CHECK(std_of(narrow(qkv, 0, 0, 64)) == Approx(std::sqrt(2.0 / 128)).epsilon(0.05));
+    CHECK(std_of(narrow(qkv, 0, 64, 64)) == Approx(std::sqrt(2.0 / 128)).epsilon(0.05));
+    CHECK(std_of(narrow(qkv, 0, 128, 64)) == Approx(beta * std::sqrt(2.0 / 128)).epsilon(0.05));
+    CHECK(std_of(block->attn->out_proj->weight) == Approx(beta * std::sqrt(2.0 / 128)).epsilon(0.05));
+    CHECK(std_of(block->ffn->fc1->weight) == Approx(beta * std::sqrt(2.0 / 320)).epsilon(0.05));
+    CHECK(std_of(block->ffn->fc2->weight) == Approx(beta * std::sqrt(2.0 / 320)).epsilon(0.05));
+  }
+}
+
+TEST_CASE("TransformerLM and Seq2Seq reject bad inputs and configurations", "[transformer][errors]") {
+  nn::TransformerLM lm(tiny_lm(8, 8, 1));
+  REQUIRE_THROWS_AS(lm.forward(tensor({1, 2, 3}, {1, 3})), ShapeError);
+  REQUIRE_THROWS_WITH(lm.forward(tensor({1, 2, 3}, {1, 3})),
+                      Contains("TransformerLM: tokens must be int64 (B, T), got float32 [1, 3]"));
+  REQUIRE_THROWS_WITH(lm.forward(tensor({1, 2, 3}, {3}, DType::int64)), Contains("got int64 [3]"));
+  REQUIRE_THROWS_WITH(lm.forward(zeros({1, 9}, DType::int64)),
+                      Contains("TransformerLM: sequence length 9 must be in 1..8 (max_seq_len)"));
+
+  nn::TransformerLMConfig c = tiny_lm();
+  c.block.norm = NormKind::adaln;
+  REQUIRE_THROWS_AS(nn::TransformerLM(c), ValueError);
+  REQUIRE_THROWS_WITH(nn::TransformerLM(c), Contains("TransformerLMConfig: norm adaln needs n_classes > 0"));
+  c.n_classes = 3;
+  c.block.norm = NormKind::adaln_zero;
+  c.block.placement = Placement::post;
+  REQUIRE_THROWS_WITH(nn::TransformerLM(c),
+                      Contains("adaln_zero is a pre-norm design (DiT); placement must be pre, got post"));
+  c = tiny_lm();
+  c.vocab_size = 0;
+  REQUIRE_THROWS_WITH(nn::TransformerLM(c),
+                      Contains("TransformerLMConfig: vocab_size and max_seq_len must be positive"));
+
+  nn::Seq2SeqConfig s = tiny_seq2seq(1, 1);
+  s.block.norm = NormKind::adaln;
+  s.block.cond_dim = 4;
+  REQUIRE_THROWS_WITH(nn::Seq2SeqTransformer(s), Contains("Seq2SeqConfig: adaln norms need a condition"));
+  s.block.norm = NormKind::layernorm;
+  nn::Seq2SeqTransformer model(s);
+  REQUIRE_THROWS_WITH(model.encode(zeros({2, 3})),
+                      Contains("Seq2SeqTransformer: src must be int64 (B, T), got [2, 3]"));
+  REQUIRE_THROWS_WITH(model.forward(zeros({2, 3}, DType::int64), zeros({2, 9}, DType::int64)),
+                      Contains("Seq2SeqTransformer: tgt length 9 must be in 1..8"));
+}
