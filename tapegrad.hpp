@@ -14,3 +14,4 @@
 #include "autograd/random.hpp"
 #include "autograd/tensor.hpp"
 #include "nn/nn.hpp"
+#include "optim/optim.hpp"
