@@ -73,14 +73,14 @@ void set_num_threads(int n) {
   openblas_set_num_threads(n);
 }
 
-int get_num_threads() {
-  // Apply TAPEGRAD_NUM_THREADS the first time anyone asks.
-  static const bool from_env = [] {
-    if (int n = thread_count_from_env()) set_num_threads(n);
-    return true;
-  }();
-  (void)from_env;
-  return omp_get_max_threads();
-}
+int get_num_threads() { return omp_get_max_threads(); }
+
+namespace {
+// TAPEGRAD_NUM_THREADS applies as soon as the library is loaded, before the first op runs.
+const bool thread_count_applied = [] {
+  if (int n = thread_count_from_env()) set_num_threads(n);
+  return true;
+}();
+}  // namespace
 
 }  // namespace tapegrad
