@@ -15,3 +15,4 @@
 #include "autograd/tensor.hpp"
 #include "nn/nn.hpp"
 #include "optim/optim.hpp"
+#include "data/data.hpp"

@@ -1,0 +1,11 @@
+// data.hpp — all of data/: datasets and the DataLoader, tokenizers, text corpora and token
+// streams, synthetic tasks.
+#pragma once
+
+#include "bpe.hpp"
+#include "dataloader.hpp"
+#include "dataset.hpp"
+#include "mapped_file.hpp"
+#include "synthetic.hpp"
+#include "text_corpus.hpp"
+#include "tokenizer.hpp"
