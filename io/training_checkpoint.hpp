@@ -1,0 +1,48 @@
+// training_checkpoint.hpp — everything needed to resume training exactly, in one file:
+// the model's parameters and buffers, the optimizer's state (step counts, moments, groups and
+// hyper-parameters), the learning-rate schedule, the step counter, random generators and
+// the data loader's position. Training N steps in one go, or k steps + save + load in a
+// fresh process + N - k steps, gives bit-identical parameters.
+//
+//   io::TrainingState s{&model, &optimizer, &schedule};
+//   s.step = step; s.generators = {{"sampling", &gen}}; s.loader = loader.state();
+//   io::save_training_checkpoint(s, "run.tgc");           // atomic
+//   io::load_training_checkpoint(s, "run.tgc");           // restores all of it in place
+//
+// Layout (a Checkpoint of kind "training"): section "model" = state_dict(model); section
+// "optimizer" = "<param>.<buffer>" tensors; metadata "step", "optimizer.*", "schedule.*",
+// "rng.<name>.*", "data.epoch", "data.index", and any user metadata.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "../autograd/random.hpp"
+#include "../data/dataloader.hpp"
+#include "../optim/lr_schedule.hpp"
+#include "checkpoint.hpp"
+
+namespace tapegrad::io {
+
+struct TrainingState {
+  nn::Module* model = nullptr;
+  optim::Optimizer* optimizer = nullptr;    // optional
+  optim::LRSchedule* schedule = nullptr;    // optional
+  std::int64_t step = 0;
+  std::vector<std::pair<std::string, Generator*>> generators;  // saved and restored by name
+  std::optional<data::LoaderState> loader;  // saved when set; filled on load when the file has it
+  std::vector<std::pair<std::string, MetaValue>> extra;  // user metadata (config, vocab path, ...)
+};
+
+Checkpoint make_training_checkpoint(const TrainingState& state);
+// Restores model (strict), optimizer, schedule, generators; sets step, loader and extra.
+// Throws FormatError for a checkpoint that is not a training checkpoint or lacks a part that
+// `state` asks for, and the component's own error when shapes or kinds differ.
+void restore_training_checkpoint(const Checkpoint& checkpoint, TrainingState& state);
+
+void save_training_checkpoint(const TrainingState& state, const std::string& path, Format format = Format::binary);
+void load_training_checkpoint(TrainingState& state, const std::string& path);
+
+}  // namespace tapegrad::io
