@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# deps.sh — installs the Debian 12 packages tapegrad needs, when some are missing.
+# As root it runs apt-get; otherwise it prints the command to run and exits 1.
+set -euo pipefail
+
+packages=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcereal-dev
+          libcli11-dev libbenchmark-dev)
+
+missing=()
+for package in "${packages[@]}"; do
+  status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+  [[ $status == "install ok installed" ]] || missing+=("$package")
+done
+if [[ ${#missing[@]} -eq 0 ]]; then
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  echo "deps.sh: missing packages: ${missing[*]}" >&2
+  echo "Install them as root with:" >&2
+  echo "  apt-get update && apt-get install -y --no-install-recommends ${missing[*]}" >&2
+  exit 1
+fi
+echo "deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update
+apt-get install -y --no-install-recommends "${missing[@]}"

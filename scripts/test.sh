@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# test.sh — installs what is missing, then builds and runs the whole test suite twice:
+#   1. Release build in build/ (benchmarks are built, not run), warnings as errors;
+#   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/, where any
+#      sanitizer report fails the test that triggered it.
+# Exits non-zero if any stage failed; each stage runs even if the other failed.
+#   bash scripts/test.sh          both stages
+#   bash scripts/test.sh --fast   the Release stage only
+# TAPEGRAD_BUILD_DIR renames build/ (the sanitizer build goes to $TAPEGRAD_BUILD_DIR-asan).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
+
+fast=0
+for arg in "$@"; do
+  case $arg in
+    --fast) fast=1 ;;
+    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+build=${TAPEGRAD_BUILD_DIR:-build}
+jobs=$(nproc)
+bash scripts/deps.sh
+
+# stage NAME DIR CMAKE_ARGS...: configure, build and ctest in DIR; prints the time taken.
+stage() {
+  local name=$1 dir=$2 start=$SECONDS
+  shift 2
+  echo "=== $name: configure and build in $dir"
+  cmake -S . -B "$dir" "$@" &&
+    cmake --build "$dir" -j "$jobs" &&
+    echo "=== $name: test" &&
+    ctest --test-dir "$dir" --output-on-failure -j2
+  local status=$?
+  echo "=== $name: $([[ $status -eq 0 ]] && echo passed || echo FAILED) in $((SECONDS - start)) s"
+  return "$status"
+}
+
+failed=()
+stage release "$build" -DCMAKE_BUILD_TYPE=Release -DTAPEGRAD_WERROR=ON \
+  -DTAPEGRAD_BUILD_BENCH=ON || failed+=(release)
+
+if [[ $fast -eq 0 ]]; then
+  # Stop at the first error, leaks included, and say where.
+  export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_init_order=1
+  export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+  stage sanitizers "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DTAPEGRAD_SANITIZE=ON \
+    -DTAPEGRAD_WERROR=ON -DTAPEGRAD_BUILD_BENCH=OFF || failed+=(sanitizers)
+fi
+
+if [[ ${#failed[@]} -gt 0 ]]; then
+  echo "test.sh: FAILED: ${failed[*]}" >&2
+  exit 1
+fi
+echo "test.sh: all stages passed"

@@ -1,0 +1,28 @@
+# run_consumer.cmake — the install test, run by ctest as `cmake -P`:
+#   1. cmake --install <tapegrad build> --prefix <WORK_DIR>/prefix
+#   2. configure and build tests/consumer against that prefix only (CMAKE_PREFIX_PATH)
+#   3. run the consumer, which checks a gradient and exits non-zero if it is wrong.
+# Inputs (-D): TAPEGRAD_BUILD_DIR, CONSUMER_SOURCE_DIR, WORK_DIR, CMAKE_CXX_COMPILER.
+cmake_minimum_required(VERSION 3.25)
+
+set(prefix ${WORK_DIR}/prefix)
+set(build ${WORK_DIR}/build)
+file(REMOVE_RECURSE ${WORK_DIR})
+
+execute_process(COMMAND ${CMAKE_COMMAND} --install ${TAPEGRAD_BUILD_DIR} --prefix ${prefix}
+                OUTPUT_QUIET COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND ${CMAKE_COMMAND} -S ${CONSUMER_SOURCE_DIR} -B ${build}
+                  -DCMAKE_BUILD_TYPE=Release
+                  -DCMAKE_CXX_COMPILER=${CMAKE_CXX_COMPILER}
+                  -DCMAKE_PREFIX_PATH=${prefix}
+                  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+                COMMAND_ERROR_IS_FATAL ANY)
+
+# The package must come from the scratch prefix, not from the build tree or the system.
+file(STRINGS ${build}/CMakeCache.txt found_dir REGEX "^tapegrad_DIR:")
+if(NOT found_dir MATCHES "=${prefix}/")
+  message(FATAL_ERROR "find_package(tapegrad) did not use the installed copy: ${found_dir}")
+endif()
+
+execute_process(COMMAND ${CMAKE_COMMAND} --build ${build} COMMAND_ERROR_IS_FATAL ANY)
+execute_process(COMMAND ${build}/tapegrad_consumer COMMAND_ERROR_IS_FATAL ANY)
