@@ -55,11 +55,15 @@ void check_gradient(const Node& node, std::size_t input, const Tensor& grad) {
                      " (" + dtype_name(node.input_dtypes[input]) + ")");
 }
 
-// leaf.grad += grad. The first contribution is copied: `grad` may alias a buffer that
-// another part of the backward pass still reads.
+// leaf.grad += grad. The first contribution is adopted as it is when nothing else holds its
+// tensor or its storage (as PyTorch's AccumulateGrad does); otherwise it is copied, because
+// it may alias a buffer that another part of the backward pass still reads (add's backward
+// returns dout for both inputs, a view shares its base's storage).
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
   if (!leaf.grad) {
-    leaf.grad = grad.clone().impl_ptr();
+    const bool sole_owner = grad.impl_ptr().use_count() == 1 && grad.impl().storage.use_count() == 1 &&
+                            grad.is_contiguous() && !grad.requires_grad();
+    leaf.grad = sole_owner ? grad.impl_ptr() : grad.clone().impl_ptr();
   } else {
     Tensor acc(leaf.grad);
     acc.copy_(add(acc, grad));

@@ -198,13 +198,14 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            Tensor dx, dw, db;
            dispatch_floating(dy.dtype(), "linear backward", [&]<typename T>() {
              if (need_x) {  // dx (N, in) = dy (N, out) · W (out, in)
-               dx = Tensor::empty(x_shape, dy.dtype(), true);
+               // zero-filled only when gemm is skipped; otherwise gemm overwrites it (beta = 0)
+               dx = Tensor::empty(x_shape, dy.dtype(), N == 0 || out_features == 0);
                if (N > 0 && out_features > 0)
                  blas::gemm<T>(false, false, N, in, out_features, T(1), dy.data<T>(), out_features,
                                w.data<T>(), in, T(0), dx.data<T>(), in);
              }
              if (need_w) {  // dW (out, in) = dyᵀ (out, N) · x (N, in)
-               dw = Tensor::empty({out_features, in}, dy.dtype(), true);
+               dw = Tensor::empty({out_features, in}, dy.dtype(), N == 0);
                if (N > 0)
                  blas::gemm<T>(true, false, out_features, in, N, T(1), dy.data<T>(), out_features,
                                x2.data<T>(), in, T(0), dw.data<T>(), in);
