@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcereal-dev
-          libcli11-dev libbenchmark-dev)
+          libcli11-dev libbenchmark-dev
+          clang-16 libclang-rt-16-dev libomp-16-dev)  # the libFuzzer stage of test.sh
 
 missing=()
 for package in "${packages[@]}"; do

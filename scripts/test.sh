@@ -2,7 +2,8 @@
 # test.sh — installs what is missing, then builds and runs the whole test suite twice:
 #   1. Release build in build/ (benchmarks are built, not run), warnings as errors;
 #   2. AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/, where any
-#      sanitizer report fails the test that triggered it.
+#      sanitizer report fails the test that triggered it;
+#   3. the libFuzzer targets of fuzz/ (file loaders), FUZZ_SECONDS (default 20) each.
 # Exits non-zero if any stage failed; each stage runs even if the other failed.
 #   bash scripts/test.sh          both stages
 #   bash scripts/test.sh --fast   the Release stage only
@@ -15,7 +16,7 @@ fast=0
 for arg in "$@"; do
   case $arg in
     --fast) fast=1 ;;
-    -h | --help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,11p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -48,6 +49,15 @@ if [[ $fast -eq 0 ]]; then
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   stage sanitizers "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DTAPEGRAD_SANITIZE=ON \
     -DTAPEGRAD_WERROR=ON -DTAPEGRAD_BUILD_BENCH=OFF || failed+=(sanitizers)
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+  start=$SECONDS
+  echo "=== fuzz: the loaders under libFuzzer, bounded time"
+  if FUZZ_SECONDS=${FUZZ_SECONDS:-20} bash scripts/fuzz.sh; then
+    echo "=== fuzz: passed in $((SECONDS - start)) s"
+  else
+    echo "=== fuzz: FAILED in $((SECONDS - start)) s"
+    failed+=(fuzz)
+  fi
 fi
 
 if [[ ${#failed[@]} -gt 0 ]]; then
