@@ -205,9 +205,11 @@ TEST_CASE("matmul of transposed views equals the contiguous result", "[matmul]")
     check_close(matmul(xt, w), matmul(xt.contiguous(), w), tol);
     // single-row and single-column transposed views (stride-1 edge cases of the layout test)
     const Tensor row_t = random({4, 1}, dtype, 19).transpose(0, 1);  // (1, 4), strides (1, 1)
-    check_close(matmul(row_t, random({4, 3}, dtype, 20)), matmul_naive(row_t.contiguous(), random({4, 3}, dtype, 20)), tol);
+    check_close(matmul(row_t, random({4, 3}, dtype, 20)),
+                matmul_naive(row_t.contiguous(), random({4, 3}, dtype, 20)), tol);
     const Tensor col_t = random({1, 4}, dtype, 21).transpose(0, 1);  // (4, 1)
-    check_close(matmul(random({2, 4}, dtype, 22), col_t), matmul_naive(random({2, 4}, dtype, 22), col_t.contiguous()), tol);
+    check_close(matmul(random({2, 4}, dtype, 22), col_t),
+                matmul_naive(random({2, 4}, dtype, 22), col_t.contiguous()), tol);
     // a view gemm cannot read in place (stride 2 inside a row) is copied first
     const Tensor every_other = slice(random({3, 8}, dtype, 23), 1, 0, 8, 2);  // (3, 4), strides (8, 2)
     check_close(matmul(every_other, random({4, 2}, dtype, 24)),
@@ -265,7 +267,8 @@ TEST_CASE("matmul gradcheck with transposed inputs", "[matmul][gradcheck]") {
   CHECK_GRADCHECK([](L in) { return matmul(in[0], in[1].transpose(-1, -2)); },
                   {param({2, 1, 3, 2}, 7), param({2, 2, 3, 2}, 8)});
   // a transposed batch @ 2-d: not the fast path
-  CHECK_GRADCHECK([](L in) { return matmul(in[0].transpose(-1, -2), in[1]); }, {param({2, 3, 4}, 9), param({3, 2}, 10)});
+  CHECK_GRADCHECK([](L in) { return matmul(in[0].transpose(-1, -2), in[1]); },
+                  {param({2, 3, 4}, 9), param({3, 2}, 10)});
   // a copied (unreadable) view: every other column
   CHECK_GRADCHECK([](L in) { return matmul(slice(in[0], 1, 0, 6, 2), in[1]); }, {param({2, 6}, 11), param({3, 2}, 12)});
 }
