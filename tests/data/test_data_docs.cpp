@@ -6,42 +6,20 @@
 #include <sstream>
 
 #include "data_helpers.hpp"
+#include "support/docs.hpp"
 
 using namespace tapegrad;
+using tapegrad::testing::cpp_blocks;
+using tapegrad::testing::kDocsDir;
+using tapegrad::testing::read_text;
 
-namespace {
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<std::string> cpp_blocks(const std::string& markdown) {
-  std::vector<std::string> blocks;
-  std::size_t pos = 0;
-  while ((pos = markdown.find("```cpp\n", pos)) != std::string::npos) {
-    pos += 7;
-    const std::size_t end = markdown.find("```", pos);
-    blocks.push_back(markdown.substr(pos, end - pos));
-    pos = end + 3;
-  }
-  return blocks;
-}
-
-// The reference dir is tests/reference; the docs are two levels up from it.
-const std::string docs_dir = std::string(TAPEGRAD_REFERENCE_DIR) + "/../../docs";
-
-}  // namespace
 
 TEST_CASE("docs/data.md: the blocks are the snippet files", "[data][docs]") {
-  const auto blocks = cpp_blocks(read_text(docs_dir + "/data.md"));
+  const auto blocks = cpp_blocks(read_text(kDocsDir + "/data.md"));
   REQUIRE(blocks.size() == 3);
-  CHECK(blocks[0] == read_text(docs_dir + "/snippets/data_lm.inc"));
-  CHECK(blocks[1] == read_text(docs_dir + "/snippets/data_loader.inc"));
-  CHECK(blocks[2] == read_text(docs_dir + "/snippets/data_seq2seq.inc"));
+  CHECK(blocks[0] == read_text(kDocsDir + "/snippets/data_lm.inc"));
+  CHECK(blocks[1] == read_text(kDocsDir + "/snippets/data_loader.inc"));
+  CHECK(blocks[2] == read_text(kDocsDir + "/snippets/data_seq2seq.inc"));
 }
 
 TEST_CASE("docs/data.md: language-model batches", "[data][docs]") {
@@ -72,7 +50,7 @@ TEST_CASE("docs/data.md: the translation example", "[data][docs]") {
   CHECK(s2s.src.size(0) == 3);
   CHECK(s2s.tgt_out.dtype() == DType::int64);
   // The page's comments quote these two strings.
-  const std::string page = read_text(docs_dir + "/data.md");
+  const std::string page = read_text(kDocsDir + "/data.md");
   CHECK(page.find("\"" + source + "\"") != std::string::npos);
   CHECK(page.find("\"" + target + "\"") != std::string::npos);
 }

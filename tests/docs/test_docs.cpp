@@ -9,41 +9,19 @@
 #include <catch2/catch.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "support/docs.hpp"
+
 using namespace tapegrad;
+using tapegrad::testing::cpp_blocks;
+using tapegrad::testing::kDocsDir;
+using tapegrad::testing::read_text;
 
-namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// All ```cpp blocks of a markdown file, in order.
-std::vector<std::string> cpp_blocks(const std::string& markdown) {
-  std::vector<std::string> blocks;
-  std::size_t pos = 0;
-  while ((pos = markdown.find("```cpp\n", pos)) != std::string::npos) {
-    pos += 7;
-    const std::size_t end = markdown.find("```", pos);
-    blocks.push_back(markdown.substr(pos, end - pos));
-    pos = end + 3;
-  }
-  return blocks;
-}
-
-// The reference dir is tests/reference; the docs are two levels up from it.
-const std::string docs_dir = std::string(TAPEGRAD_REFERENCE_DIR) + "/../../docs";
-
-}  // namespace
 
 TEST_CASE("docs/the-tape.md: the worked example", "[docs]") {
-  const auto blocks = cpp_blocks(read_file(docs_dir + "/the-tape.md"));
+  const auto blocks = cpp_blocks(read_text(kDocsDir + "/the-tape.md"));
   REQUIRE(blocks.size() >= 2);
-  CHECK(blocks[0] == read_file(docs_dir + "/snippets/the_tape.inc"));
-  CHECK(blocks[1] == read_file(docs_dir + "/snippets/gradcheck.inc"));
+  CHECK(blocks[0] == read_text(kDocsDir + "/snippets/the_tape.inc"));
+  CHECK(blocks[1] == read_text(kDocsDir + "/snippets/gradcheck.inc"));
 
   std::ostringstream captured;
   std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
@@ -54,7 +32,7 @@ TEST_CASE("docs/the-tape.md: the worked example", "[docs]") {
   CHECK(w.grad().item() == -20);
   CHECK(b.grad().item() == -10);
   // The listing printed in the doc is the one the program prints.
-  CHECK(read_file(docs_dir + "/the-tape.md").find(captured.str()) != std::string::npos);
+  CHECK(read_text(kDocsDir + "/the-tape.md").find(captured.str()) != std::string::npos);
 }
 
 TEST_CASE("docs/the-tape.md: gradcheck", "[docs]") {

@@ -67,4 +67,43 @@ inline double std_of(const Tensor& t) {
   return std::sqrt(var / static_cast<double>(v.size()));
 }
 
+// A small decoder-only LM config for tests: d_model 16, 2 heads, d_ff 32.
+inline nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_seq_len = 8, std::int64_t n_layers = 2) {
+  nn::TransformerLMConfig c;
+  c.vocab_size = vocab;
+  c.max_seq_len = max_seq_len;
+  c.n_layers = n_layers;
+  c.block.d_model = 16;
+  c.block.n_heads = 2;
+  c.block.d_ff = 32;
+  return c;
+}
+
+// A small encoder-decoder config for tests: d_model 8, 2 heads, d_ff 16.
+inline nn::Seq2SeqConfig tiny_seq2seq(std::int64_t n_encoder, std::int64_t n_decoder,
+                                      nn::Placement placement = nn::Placement::pre) {
+  nn::Seq2SeqConfig c;
+  c.src_vocab_size = 10;
+  c.tgt_vocab_size = 12;
+  c.max_seq_len = 8;
+  c.n_encoder_layers = n_encoder;
+  c.n_decoder_layers = n_decoder;
+  c.block.d_model = 8;
+  c.block.n_heads = 2;
+  c.block.d_ff = 16;
+  c.block.placement = placement;
+  return c;
+}
+
+// int64 (B, n / B) from n ids.
+inline Tensor tokens_of(const std::vector<std::int64_t>& ids, std::int64_t B) {
+  return Tensor::from_vector(ids, {B, static_cast<std::int64_t>(ids.size()) / B});
+}
+
+// The index of the largest value of row `row` of a (rows, V) list, first one on ties.
+inline std::int64_t argmax_row(const std::vector<double>& values, std::int64_t row, std::int64_t V) {
+  const auto begin = values.begin() + row * V;
+  return std::max_element(begin, begin + V) - begin;
+}
+
 }  // namespace tapegrad::testing

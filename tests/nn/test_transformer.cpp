@@ -15,48 +15,17 @@ using nn::Placement;
 using tapegrad::testing::max_abs_diff;
 using tapegrad::testing::randomize_;
 using tapegrad::testing::std_of;
+using tapegrad::testing::argmax_row;
+using tapegrad::testing::tiny_lm;
+using tapegrad::testing::tiny_seq2seq;
+using tapegrad::testing::tokens_of;
 
 namespace {
-
-nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_seq_len = 8, std::int64_t n_layers = 2) {
-  nn::TransformerLMConfig c;
-  c.vocab_size = vocab;
-  c.max_seq_len = max_seq_len;
-  c.n_layers = n_layers;
-  c.block.d_model = 16;
-  c.block.n_heads = 2;
-  c.block.d_ff = 32;
-  return c;
-}
-
-nn::Seq2SeqConfig tiny_seq2seq(std::int64_t n_encoder, std::int64_t n_decoder, Placement placement = Placement::pre) {
-  nn::Seq2SeqConfig c;
-  c.src_vocab_size = 10;
-  c.tgt_vocab_size = 12;
-  c.max_seq_len = 8;
-  c.n_encoder_layers = n_encoder;
-  c.n_decoder_layers = n_decoder;
-  c.block.d_model = 8;
-  c.block.n_heads = 2;
-  c.block.d_ff = 16;
-  c.block.placement = placement;
-  return c;
-}
-
-Tensor tokens_of(const std::vector<std::int64_t>& ids, std::int64_t B) {
-  return Tensor::from_vector(ids, {B, static_cast<std::int64_t>(ids.size()) / B});
-}
 
 std::vector<std::string> names_of(const nn::Module& m) {
   std::vector<std::string> out;
   for (const auto& [n, _] : m.named_parameters()) out.push_back(n);
   return out;
-}
-
-// The index of the largest value of row `row` of a (rows, V) list, first one on ties.
-std::int64_t argmax_row(const std::vector<double>& values, std::int64_t row, std::int64_t V) {
-  const auto begin = values.begin() + row * V;
-  return std::max_element(begin, begin + V) - begin;
 }
 
 // Greedy decoding written out: at each step, the argmax of the logits of the last position,

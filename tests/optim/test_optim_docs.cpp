@@ -11,36 +11,20 @@
 #include <tapegrad/optim/optim.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "support/docs.hpp"
+
+using tapegrad::testing::cpp_blocks;
+using tapegrad::testing::kDocsDir;
+using tapegrad::testing::kRepoRoot;
+using tapegrad::testing::read_text;
+
 using namespace tapegrad;
 
 namespace {
 
-// The docs and this file, reached from the reference dir (tests/reference).
-const std::string kRoot = std::string(TAPEGRAD_REFERENCE_DIR) + "/../..";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  INFO(path);
-  REQUIRE(in.good());
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The n-th (1-based) ```cpp block of a markdown page.
-std::string cpp_block(const std::string& markdown, int n) {
-  std::size_t pos = 0;
-  for (int i = 0; i < n; ++i) {
-    pos = markdown.find("```cpp\n", pos);
-    REQUIRE(pos != std::string::npos);
-    pos += 7;
-  }
-  return markdown.substr(pos, markdown.find("```", pos) - pos);
-}
-
 // The lines between this file's markers for example n, with their two-space indent removed.
 std::string example_source(int n) {
-  std::istringstream in(read_file(kRoot + "/tests/optim/test_optim_docs.cpp"));
+  std::istringstream in(read_text(kRepoRoot + "/tests/optim/test_optim_docs.cpp"));
   const std::string begin = "  // BEGIN docs/optim.md example " + std::to_string(n);
   const std::string end = "  // END docs/optim.md example " + std::to_string(n);
   std::string line, out;
@@ -57,11 +41,11 @@ std::string example_source(int n) {
 }  // namespace
 
 TEST_CASE("docs/optim.md: example 1 (a training loop) is this code", "[optim][docs]") {
-  CHECK(cpp_block(read_file(kRoot + "/docs/optim.md"), 1) == example_source(1));
+  CHECK(cpp_blocks(read_text(kDocsDir + "/optim.md")).at(0) == example_source(1));
 }
 
 TEST_CASE("docs/optim.md: example 2 (groups by hand, state) is this code", "[optim][docs]") {
-  CHECK(cpp_block(read_file(kRoot + "/docs/optim.md"), 2) == example_source(2));
+  CHECK(cpp_blocks(read_text(kDocsDir + "/optim.md")).at(1) == example_source(2));
 }
 
 TEST_CASE("docs/optim.md: example 1 trains", "[optim][docs]") {

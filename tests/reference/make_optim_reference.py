@@ -39,6 +39,8 @@ import sys
 
 import torch
 
+from reference_format import write_reference
+
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "optim_reference.txt")
 
 torch.manual_seed(20240620)
@@ -136,22 +138,4 @@ for case, max_norm, norm_type in CLIP_CASES:
         put(f"{case}.clipped{i}", p.grad)
 
 
-def write(path):
-    lines = [
-        "tapegrad-reference 1",
-        f"# written by tests/reference/make_optim_reference.py with torch {torch.__version__}",
-    ]
-    for name, t in entries:
-        dtype = {torch.float64: "float64", torch.int64: "int64"}[t.dtype]
-        lines.append(" ".join([name, dtype, str(t.dim())] + [str(s) for s in t.shape]))
-        values = t.reshape(-1).tolist()
-        if t.dtype == torch.float64:
-            lines.append(" ".join(repr(float(v)) for v in values))
-        else:
-            lines.append(" ".join(str(int(v)) for v in values))
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
-write(OUT)
-print(f"wrote {len(entries)} tensors to {os.path.relpath(OUT)}", file=sys.stderr)
+write_reference(OUT, entries, "make_optim_reference.py")

@@ -1,0 +1,41 @@
+// docs.hpp — helpers for the tests that keep docs/ honest: each ```cpp block of a page must
+// equal code that a test compiles and runs.
+#pragma once
+
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace tapegrad::testing {
+
+// The repository's root, reached from the reference dir (tests/reference).
+inline const std::string kRepoRoot = std::string(TAPEGRAD_REFERENCE_DIR) + "/../..";
+inline const std::string kDocsDir = kRepoRoot + "/docs";
+
+// The whole text of a file; fails the test (naming the path) when it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  INFO(path);
+  REQUIRE(in.good());
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// All ```cpp blocks of a markdown page, in order, without their fences.
+inline std::vector<std::string> cpp_blocks(const std::string& markdown) {
+  std::vector<std::string> blocks;
+  std::size_t pos = 0;
+  while ((pos = markdown.find("```cpp\n", pos)) != std::string::npos) {
+    pos += 7;
+    const std::size_t end = markdown.find("```", pos);
+    blocks.push_back(markdown.substr(pos, end - pos));
+    pos = end + 3;
+  }
+  return blocks;
+}
+
+}  // namespace tapegrad::testing
