@@ -82,6 +82,7 @@ class SymbolTask : public SyntheticTask {
  public:
   SymbolTask(std::int64_t num_symbols, std::int64_t min_len, std::int64_t max_len);
   SeqPair sample(Generator& gen) const override;
+  using SyntheticTask::sample;  // keep sample(n, gen) visible next to the override
   std::int64_t max_source_len() const override { return max_len_; }
   std::int64_t max_target_len() const override { return max_len_; }
   std::int64_t num_symbols() const { return num_symbols_; }
@@ -125,6 +126,7 @@ class ModularAdditionTask : public SyntheticTask {
   explicit ModularAdditionTask(std::int64_t modulus = 97);
   std::string name() const override { return "modular_addition"; }
   SeqPair sample(Generator& gen) const override;
+  using SyntheticTask::sample;  // keep sample(n, gen) visible next to the override
   std::vector<std::int64_t> solve(std::span<const std::int64_t> source) const override;
   std::int64_t max_source_len() const override { return 3; }
   std::int64_t max_target_len() const override { return 1; }
@@ -152,6 +154,7 @@ class TranslationTask : public SyntheticTask {
   TranslationTask();
   std::string name() const override { return "translation"; }
   SeqPair sample(Generator& gen) const override;
+  using SyntheticTask::sample;  // keep sample(n, gen) visible next to the override
   // Parses the source (ValueError naming the position if it is not a sentence) and
   // translates it.
   std::vector<std::int64_t> solve(std::span<const std::int64_t> source) const override;
