@@ -1,0 +1,180 @@
+// report.cpp — CSV, Markdown and SVG writers of report.hpp.
+#include "report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <sstream>
+#include <stdexcept>
+
+#include <tapegrad/io/file.hpp>
+
+namespace study {
+
+std::string fmt(double v, int significant) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*g", significant, v);
+  return buf;
+}
+
+Table::Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
+
+void Table::add(std::vector<std::string> row) {
+  if (row.size() != columns_.size())
+    throw std::invalid_argument("Table::add: a row of " + std::to_string(row.size()) + " cells for " +
+                                std::to_string(columns_.size()) + " columns");
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::markdown() const {
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    out << '|';
+    for (const auto& c : cells) out << ' ' << c << " |";
+    out << '\n';
+  };
+  line(columns_);
+  out << '|';
+  for (std::size_t i = 0; i < columns_.size(); ++i) out << "---|";
+  out << '\n';
+  for (const auto& r : rows_) line(r);
+  return out.str();
+}
+
+namespace {
+std::string csv_cell(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string xml_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+// "Nice" tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
+std::vector<double> nice_ticks(double lo, double hi, int target = 6) {
+  const double raw = (hi - lo) / target;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = magnitude;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * magnitude >= raw) { step = m * magnitude; break; }
+  std::vector<double> ticks;
+  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
+  return ticks;
+}
+
+// Distinguishable colours (Okabe-Ito, safe for colour-blind readers), then repeats dashed.
+const char* kColors[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"};
+}  // namespace
+
+std::string Table::csv() const {
+  std::ostringstream out;
+  auto line = [&](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size(); ++i) out << (i ? "," : "") << csv_cell(cells[i]);
+    out << '\n';
+  };
+  line(columns_);
+  for (const auto& r : rows_) line(r);
+  return out.str();
+}
+
+void Table::write_csv(const std::string& path) const { tapegrad::io::write_file_atomic(path, csv()); }
+
+std::string LineChart::svg() const {
+  // Plot area inside margins; the legend sits to the right of it.
+  const double left = 70, right = 170, top = 36, bottom = 50;
+  const double pw = width - left - right, ph = height - top - bottom;
+  auto ty = [&](double y) { return log_y ? std::log10(y) : y; };
+  auto usable = [&](double y) { return std::isfinite(y) && (!log_y || y > 0); };
+
+  double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
+  for (const auto& s : series)
+    for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+      if (!usable(s.y[i]) || !std::isfinite(s.x[i])) continue;
+      x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
+      y0 = std::min(y0, ty(s.y[i])), y1 = std::max(y1, ty(s.y[i]));
+    }
+  const bool empty = !(x0 <= x1);
+  if (empty) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  if (x1 == x0) x0 -= 0.5, x1 += 0.5;
+  if (y1 == y0) y0 -= 0.5, y1 += 0.5;
+  const double pad = 0.04 * (y1 - y0);
+  y0 -= pad, y1 += pad;
+  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
+  auto py = [&](double y) { return top + (1 - (ty(y) - y0) / (y1 - y0)) * ph; };
+
+  std::ostringstream o;
+  o << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
+    << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
+    << "<text x=\"" << left + pw / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << xml_escape(title) << "</text>\n";
+  // Grid and tick labels. On a log axis the ticks are the powers of ten in range.
+  std::vector<double> yticks;
+  if (log_y) {
+    for (double e = std::ceil(y0); e <= y1; e += 1) yticks.push_back(e);
+    if (yticks.size() < 2) yticks = nice_ticks(y0, y1);
+  } else {
+    yticks = nice_ticks(y0, y1);
+  }
+  for (double t : yticks) {
+    const double y = top + (1 - (t - y0) / (y1 - y0)) * ph;
+    o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n"
+      << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << fmt(log_y ? std::pow(10.0, t) : t, 3) << "</text>\n";
+  }
+  for (double t : nice_ticks(x0, x1)) {
+    const double x = px(t);
+    o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << top << "\" y2=\"" << top + ph << "\" stroke=\"#eee\"/>\n"
+      << "<text x=\"" << x << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">" << fmt(t, 4) << "</text>\n";
+  }
+  o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph << "\" fill=\"none\" stroke=\"#333\"/>\n"
+    << "<text x=\"" << left + pw / 2 << "\" y=\"" << height - 12 << "\" text-anchor=\"middle\">" << xml_escape(x_label) << "</text>\n"
+    << "<text transform=\"translate(16," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << xml_escape(y_label) << "</text>\n";
+  if (empty) o << "<text x=\"" << left + pw / 2 << "\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\">no finite values</text>\n";
+
+  // One polyline per unbroken run of usable points; a single point gets a dot.
+  for (std::size_t k = 0; k < series.size(); ++k) {
+    const Series& s = series[k];
+    const std::string color = kColors[k % 8];
+    const std::string dash = k >= 8 ? " stroke-dasharray=\"5,3\"" : "";
+    std::vector<std::pair<double, double>> run;
+    auto flush = [&] {
+      if (run.size() == 1) o << "<circle cx=\"" << run[0].first << "\" cy=\"" << run[0].second << "\" r=\"3\" fill=\"" << color << "\"/>\n";
+      if (run.size() >= 2) {
+        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\"" << dash << " points=\"";
+        for (const auto& [x, y] : run) o << x << ',' << y << ' ';
+        o << "\"/>\n";
+      }
+      run.clear();
+    };
+    for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+      if (usable(s.y[i]) && std::isfinite(s.x[i])) run.emplace_back(px(s.x[i]), py(s.y[i]));
+      else flush();
+    }
+    flush();
+    const double ly = top + 8 + 18 * static_cast<double>(k);
+    o << "<line x1=\"" << left + pw + 12 << "\" x2=\"" << left + pw + 36 << "\" y1=\"" << ly << "\" y2=\"" << ly
+      << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash << "/>\n"
+      << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\">" << xml_escape(s.name) << "</text>\n";
+  }
+  o << "</svg>\n";
+  return o.str();
+}
+
+void LineChart::write_svg(const std::string& path) const { tapegrad::io::write_file_atomic(path, svg()); }
+
+}  // namespace study

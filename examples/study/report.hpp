@@ -1,0 +1,55 @@
+// report.hpp — what the study examples write: CSV files, Markdown tables and SVG line charts.
+// No plotting library: an SVG chart is a few dozen lines of text that any browser (and
+// GitHub's Markdown view) displays, so the studies need nothing beyond the compiler.
+//
+//   study::Table t({"placement", "loss"});
+//   t.add({"pre", study::fmt(1.234)});
+//   report << t.markdown();                       // | placement | loss | ...
+//   t.write_csv("out/losses.csv");
+//
+//   study::LineChart chart{"Gradient norm by layer", "layer", "‖∇W‖ (log scale)"};
+//   chart.log_y = true;
+//   chart.series.push_back({"Pre-LN", {1, 2, 3}, {0.1, 0.2, 0.3}});
+//   chart.write_svg("out/grad_norm.svg");
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace study {
+
+// A number as text: 4 significant digits, "nan" / "inf" spelled out (diverged runs).
+std::string fmt(double v, int significant = 4);
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> columns);
+  // Throws std::invalid_argument when the row has a different number of cells.
+  void add(std::vector<std::string> row);
+  std::string markdown() const;
+  std::string csv() const;                      // RFC 4180 quoting where needed
+  void write_csv(const std::string& path) const;  // atomically (io::write_file_atomic)
+  const std::vector<std::string>& columns() const { return columns_; }
+  const std::vector<std::vector<std::string>>& rows() const { return rows_; }
+
+ private:
+  std::vector<std::string> columns_;
+  std::vector<std::vector<std::string>> rows_;
+};
+
+struct Series {
+  std::string name;
+  std::vector<double> x, y;  // non-finite y values leave a gap (and end a diverged curve)
+};
+
+struct LineChart {
+  std::string title, x_label, y_label;
+  std::vector<Series> series;
+  bool log_y = false;  // log10 axis; values <= 0 are left out
+  int width = 720, height = 420;
+
+  std::string svg() const;
+  void write_svg(const std::string& path) const;  // atomically
+};
+
+}  // namespace study
