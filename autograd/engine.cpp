@@ -21,6 +21,7 @@
 #include "grad_mode.hpp"
 #include "node.hpp"
 #include "ops.hpp"
+#include "profiler.hpp"
 
 namespace tapegrad {
 
@@ -112,6 +113,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     if (found != grads.end()) {  // a node may receive nothing (inputs that get no gradient)
       Tensor dout = std::move(found->second);
       grads.erase(found);
+      profiler::Scope timed(node->name.c_str(), profiler::Phase::backward);
       TensorList dinputs = node->apply(dout);
       if (dinputs.size() != node->next_edges.size())
         throw GraphError("backward of '" + node->name + "' returned " +
@@ -137,6 +139,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     }
     if (!retain_graph) node->release();  // free the saved tensors as soon as they are used
   }
+  profiler::mark();
 }
 
 }  // namespace tapegrad

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "../autograd/grad_mode.hpp"
+#include "../autograd/profiler.hpp"
 #include "../nn/embedding.hpp"
 
 namespace tapegrad::optim {
@@ -61,6 +62,7 @@ const NamedTensors& Optimizer::group_params(std::size_t group) const {
 }
 
 void Optimizer::step() {
+  profiler::Scope timed("optimizer.step", profiler::Phase::other);
   NoGradGuard no_grad;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
     for (std::size_t i = 0; i < groups_[g].size(); ++i) {
@@ -76,6 +78,7 @@ void Optimizer::step() {
 }
 
 void Optimizer::zero_grad() {
+  profiler::Scope timed("optimizer.zero_grad", profiler::Phase::other);
   for (auto& group : groups_)
     for (auto& [_, p] : group) p.reset_grad();
 }
