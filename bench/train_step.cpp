@@ -101,6 +101,7 @@ int main(int argc, char** argv) {
   };
 
   for (int i = 0; i < warmup; ++i) step();
+  const AllocatorStats before = allocator_stats();
   std::vector<double> ms;
   profiler::Profile prof;
   {
@@ -112,6 +113,7 @@ int main(int argc, char** argv) {
       ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     }
   }
+  const AllocatorStats after = allocator_stats();
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
@@ -126,6 +128,9 @@ int main(int argc, char** argv) {
                 (long long)c.batch, (long long)c.vocab, placement.c_str(), threads, blas_core_name().c_str());
     std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
                 median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
+    std::printf("  %.0f tensor allocations per step, %.1f of them new memory (the rest reused from the cache)\n",
+                double(after.allocations - before.allocations) / steps,
+                double(after.os_allocations - before.os_allocations) / steps);
   }
   if (profile) std::cout << prof.report(steps);
   return 0;

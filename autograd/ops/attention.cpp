@@ -15,6 +15,7 @@
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
+#include "../vec_math.hpp"
 #include "../random.hpp"
 
 namespace tapegrad {
@@ -137,9 +138,10 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
           lse[pair * d.Tq + i] = -INFINITY;
           continue;
         }
-        double sum = 0;  // in double, as softmax.cpp
+        double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
+#pragma omp simd reduction(+ : sum)
         for (std::int64_t j = 0; j < end; ++j) {
-          row[j] = std::exp(row[j] - row_max);  // masked: exp(-inf) = 0
+          row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
           sum += row[j];
         }
         const T inv_sum = static_cast<T>(1.0 / sum);
@@ -190,7 +192,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         T* row = P.data() + i * d.Tk;
         const T row_lse = lse[pair * d.Tq + i];
         const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
-        for (std::int64_t j = 0; j < end; ++j) row[j] = std::exp(row[j] - row_lse);
+        for (std::int64_t j = 0; j < end; ++j) row[j] = vec::exp(row[j] - row_lse);
         std::fill(row + end, row + d.Tk, T(0));
       }
       if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
@@ -216,6 +218,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         T* ds_row = dP.data() + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
         double dot = 0;
+#pragma omp simd reduction(+ : dot)
         for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
         const T row_dot = static_cast<T>(dot);
         for (std::int64_t j = 0; j < end; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
