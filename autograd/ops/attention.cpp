@@ -132,6 +132,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
         T* row = P.data() + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg);
         T row_max = -INFINITY;
+#pragma omp simd reduction(max : row_max)
         for (std::int64_t j = 0; j < end; ++j) row_max = std::max(row_max, row[j]);
         if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
           std::fill(row, row + d.Tk, T(0));

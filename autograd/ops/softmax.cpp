@@ -61,6 +61,7 @@ void softmax_forward(T* y, const T* x, const RowGeometry& g, bool log_space) {
       const T* xr = x + base;
       T* yr = y + base;
       T row_max = -INFINITY;
+#pragma omp simd reduction(max : row_max)
       for (std::int64_t c = 0; c < C; ++c) row_max = xr[c * s] > row_max ? xr[c * s] : row_max;
       // In double: a float32 sum over 50k columns loses digits otherwise. The simd reductions
       // add in a fixed vector order (the same on every run and for every thread count), and
