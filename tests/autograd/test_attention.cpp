@@ -134,6 +134,11 @@ TEST_CASE("fused attention matches the naive composition, forward and gradients"
       {"custom scale", 2, 2, 4, 4, 3, 3, true, false, 0.3},
       // More than kParallelGrain: takes the OpenMP path over the 24 (b, h) pairs.
       {"threaded: B=4, H=6, T=48", 4, 6, 48, 48, 16, 8, true, true},
+      // Causal products in blocks of 64 query rows / key columns, the last block partial.
+      {"causal blocks T=150", 1, 2, 150, 150, 4, 3, true},
+      {"causal blocks T=150 with padding", 2, 1, 150, 150, 4, 3, true, true},
+      {"causal blocks Tq=150 > Tk=100", 1, 1, 150, 100, 4, 3, true},
+      {"causal blocks Tq=100 < Tk=150", 1, 1, 100, 150, 4, 3, true},
   };
   for (const Case& c : cases) {
     INFO(c.name);
