@@ -12,6 +12,7 @@
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "../vec_math.hpp"
+#include "rows.hpp"
 
 namespace tapegrad {
 
@@ -19,11 +20,6 @@ namespace {
 
 // logits viewed as (outer, C, inner): row r = o·inner + i holds x[o, :, i], `inner` apart.
 // (N, C) has inner 1; (N, C, d1, ...) has inner d1·...; a lone (C) row has outer 1.
-struct RowGeometry {
-  std::int64_t outer = 1, C = 1, inner = 1;
-  std::int64_t rows() const { return outer * inner; }
-};
-
 // ---- kernels: logits and dlogits are contiguous (outer, C, inner), targets contiguous (rows)
 
 // Writes each row's loss (in double, summed later in a fixed order so the result does not
@@ -33,7 +29,8 @@ struct RowGeometry {
 template <typename T>
 void cross_entropy_forward(double* losses, double* lse, const T* logits, const std::int64_t* targets,
                            const RowGeometry& g, std::int64_t ignore_index, double label_smoothing) {
-  const std::int64_t C = g.C, s = g.inner;
+  with_layout(g, [&]<bool kContiguous>() {
+  const std::int64_t C = g.C, s = kContiguous ? 1 : g.inner;
 #pragma omp parallel for if (g.rows() * C > kParallelGrain)
   for (std::int64_t r = 0; r < g.rows(); ++r) {
     const std::int64_t t = targets[r];
@@ -60,6 +57,7 @@ void cross_entropy_forward(double* losses, double* lse, const T* logits, const s
     losses[r] = (1 - label_smoothing) * nll + label_smoothing * smooth;
     lse[r] = row_lse;
   }
+  });
 }
 
 // dlogits_c = scale_r · (exp(x_c − lse) − q_c), where scale_r = dout[r · dout_stride] · scale
@@ -68,7 +66,8 @@ template <typename T>
 void cross_entropy_backward(T* dlogits, const T* dout, std::int64_t dout_stride, double scale,
                             const T* logits, const std::int64_t* targets, const double* lse,
                             const RowGeometry& g, std::int64_t ignore_index, double label_smoothing) {
-  const std::int64_t C = g.C, s = g.inner;
+  with_layout(g, [&]<bool kContiguous>() {
+  const std::int64_t C = g.C, s = kContiguous ? 1 : g.inner;
   const T off_target = static_cast<T>(label_smoothing / static_cast<double>(C));  // q_c for c ≠ t
   const T on_target = static_cast<T>(1 - label_smoothing) + off_target;         // q_t
 #pragma omp parallel for if (g.rows() * C > kParallelGrain)
@@ -86,6 +85,7 @@ void cross_entropy_backward(T* dlogits, const T* dout, std::int64_t dout_stride,
       dx[c * s] = row_scale * (vec::exp(static_cast<T>(x[c * s] - lse[r])) - off_target);
     dx[t * s] += row_scale * (off_target - on_target);
   }
+  });
 }
 
 // Throws unless every target is ignore_index or in [0, C); returns how many are not ignored.

@@ -12,15 +12,12 @@
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "../vec_math.hpp"
+#include "rows.hpp"
 #include "../shape.hpp"
 
 namespace tapegrad {
 
 namespace {
-
-struct RowGeometry {
-  std::int64_t outer = 1, C = 1, inner = 1;
-};
 
 RowGeometry row_geometry(const Shape& shape, std::int64_t dim) {
   RowGeometry g;
@@ -43,13 +40,6 @@ void for_each_row(const RowGeometry& g, RowFn row_fn) {
   }
 }
 
-// Runs body.template operator()<kContiguous>(): the row stride is then the constant 1 when
-// dim is the last one (the compiler vectorizes the row loops), g.inner otherwise.
-template <typename Body>
-void with_layout(const RowGeometry& g, Body body) {
-  if (g.inner == 1) body.template operator()<true>();
-  else body.template operator()<false>();
-}
 
 // ---- kernels: x, y, dout, dx are contiguous buffers of outer·C·inner elements
 
