@@ -1,0 +1,265 @@
+// test_tutorial_docs.cpp — the code in docs/tutorial.md and docs/residuals.md compiles and does
+// what the pages say.
+//
+// Each C++ block of the two pages equals a snippet file in docs/snippets/, which is compiled
+// here (#include) and its claims checked. Edit both together.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <tapegrad/tapegrad.hpp>
+
+#include "support/docs.hpp"
+
+using namespace tapegrad;
+using tapegrad::testing::cpp_blocks;
+using tapegrad::testing::kDocsDir;
+using tapegrad::testing::read_text;
+
+namespace {
+
+// Step 5 of the tutorial: an op written outside the library.
+#include "../../docs/snippets/tutorial_softplus.inc"
+
+// docs/adding-an-op.md, step 3, shows the glue of an op as a fragment; here it is compiled in
+// a stand-in op (a copy of x). Its placeholder backward returns no gradient at all, which
+// the engine must refuse (the tutorial says the engine checks one gradient per input).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"  // the fragment's dout
+#ifdef __clang__
+#pragma clang diagnostic ignored "-Wunused-lambda-capture"  // and its saved x
+#endif
+Tensor my_op(const Tensor& x) {
+  Tensor out = x.detach().clone();
+  if (!should_record({x})) return out;
+  record(out, "my_op", {x}, [x = x.detach()](const Tensor& dout) -> TensorList {
+    return {/* dL/dx, same shape and dtype as x */};
+  });
+  return out;
+}
+#pragma GCC diagnostic pop
+
+// Runs `body` with std::cout redirected, and returns what it printed.
+template <typename Body>
+std::string capture_cout(Body body) {
+  std::ostringstream captured;
+  std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
+  body();
+  std::cout.rdbuf(old);
+  return captured.str();
+}
+
+}  // namespace
+
+TEST_CASE("docs/tutorial.md: the blocks are the snippet files", "[docs]") {
+  const auto blocks = cpp_blocks(read_text(kDocsDir + "/tutorial.md"));
+  const std::vector<std::string> files = {"tutorial_tensors", "tutorial_record",   "tutorial_backward",
+                                          "tutorial_look",    "tutorial_softplus", "tutorial_gradcheck"};
+  REQUIRE(blocks.size() == files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    INFO("block " << i << " of docs/tutorial.md vs docs/snippets/" << files[i] << ".inc");
+    CHECK(blocks[i] == read_text(kDocsDir + "/snippets/" + files[i] + ".inc"));
+  }
+}
+
+TEST_CASE("docs/tutorial.md: 1. tensors and requires_grad", "[docs]") {
+#include "../../docs/snippets/tutorial_tensors.inc"
+  CHECK(s.item() == 4.5);
+  CHECK(s.requires_grad());
+  CHECK_FALSE(a.requires_grad());
+  CHECK(w.is_leaf());
+  CHECK(w.grad().to_vector() == std::vector<double>{1, 2, 3});
+  CHECK_FALSE(a.grad().defined());
+}
+
+TEST_CASE("docs/tutorial.md: 2. what an op records", "[docs]") {
+#include "../../docs/snippets/tutorial_record.inc"
+  CHECK(y.item() == 6);
+  CHECK(node.name == "mul");
+  REQUIRE(node.next_edges.size() == 2);
+  CHECK(node.next_edges[0].leaf == x.impl_ptr());
+  CHECK_FALSE(node.next_edges[1].leaf);
+  CHECK_FALSE(node.next_edges[1].node);
+  CHECK(node.needs_input_grad == std::vector<bool>{true, false});
+  CHECK(z.grad_fn() == nullptr);
+  CHECK_FALSE(z.requires_grad());
+}
+
+TEST_CASE("docs/tutorial.md: 3. backward walks the tape, fan-out adds", "[docs]") {
+#include "../../docs/snippets/tutorial_backward.inc"
+  CHECK(L.item() == 27);
+  CHECK(first == 27);
+  CHECK(second == 33);
+  CHECK_FALSE(x.grad().defined());
+}
+
+TEST_CASE("docs/tutorial.md: 4. graph_string and to_dot", "[docs]") {
+  std::string dot_text;
+  const std::string printed = capture_cout([&] {
+#include "../../docs/snippets/tutorial_look.inc"
+    CHECK(y.item() == Approx(std::tanh(6.0) + 2));
+    dot_text = dot;
+  });
+  // The listing printed on the page is the one the program prints.
+  CHECK(printed == "#1 mul [] <- leaf [] (requires grad), constant []\n"
+                   "#2 tanh [] <- #1 mul\n"
+                   "#3 add [] <- #2 tanh, leaf [] (requires grad)\n");
+  CHECK(read_text(kDocsDir + "/tutorial.md").find("```\n" + printed + "```") != std::string::npos);
+  CHECK(dot_text.rfind("digraph tapegrad {", 0) == 0);
+  CHECK(dot_text.find("label=\"tanh\\n[]\"") != std::string::npos);
+}
+
+TEST_CASE("docs/tutorial.md: 5. the softplus op", "[docs]") {
+  Tensor x = tensor({-2, 0, 3}, {3}, DType::float64).requires_grad_();
+  Tensor y = softplus(x);
+  REQUIRE(y.grad_fn() != nullptr);
+  CHECK(y.grad_fn()->name == "softplus");
+  const std::vector<double> v = y.to_vector();
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double xi = x.to_vector()[i];
+    CHECK(v[i] == Approx(std::log(1 + std::exp(xi))));
+  }
+  y.sum().backward();
+  const std::vector<double> g = x.grad().to_vector();
+  for (std::size_t i = 0; i < 3; ++i) CHECK(g[i] == Approx(1 / (1 + std::exp(-x.to_vector()[i]))));
+
+  // float32 too, and nothing recorded for a tensor that needs no gradient.
+  Tensor f = softplus(tensor({1}, {1}));
+  CHECK(f.dtype() == DType::float32);
+  CHECK(f.item() == Approx(std::log1p(std::exp(1.0))).epsilon(1e-6));
+  CHECK(f.grad_fn() == nullptr);
+
+  // The claim of the page: it composes like any op.
+  Generator gen(1);
+  Tensor in = randn({4, 3}, gen, DType::float64);
+  Tensor w = randn({2, 3}, gen, DType::float64).requires_grad_();
+  Tensor b = zeros({2}, DType::float64).requires_grad_();
+  softplus(linear(in, w, b)).mean().backward();
+  CHECK(w.grad().defined());
+  CHECK(b.grad().defined());
+}
+
+TEST_CASE("docs/tutorial.md: 6. gradcheck of softplus", "[docs]") {
+  std::string printed;
+  printed = capture_cout([&] {
+#include "../../docs/snippets/tutorial_gradcheck.inc"
+    CHECK(alone.ok);
+    CHECK(inside.ok);
+    const std::vector<double> e = edges.to_vector();
+    CHECK(e[0] == 0);
+    CHECK(e[1] == Approx(std::log(2.0)));
+    CHECK(e[2] == 800);
+  });
+  CHECK(printed.rfind("gradcheck passed: max |analytic - numerical| = ", 0) == 0);
+}
+
+TEST_CASE("docs/tutorial.md: 6. gradcheck catches a backward that forgets dout", "[docs]") {
+  // The page says the classic bug (returning dout/dx instead of dL/dout · dout/dx) is caught.
+  auto forgets_dout = [](const TensorList& in) {
+    Tensor out = softplus(in[0].detach());
+    if (should_record({in[0]}))
+      record(out, "softplus_wrong", {in[0]}, [x = in[0].detach()](const Tensor&) -> TensorList {
+        return {sigmoid(x)};
+      });
+    return out;
+  };
+  Generator gen(0);
+  GradcheckResult r = gradcheck(forgets_dout, {randn({2, 3}, gen, DType::float64).requires_grad_()});
+  CHECK_FALSE(r.ok);
+  CHECK(r.report.find("gradcheck failed") != std::string::npos);
+}
+
+// ---------------------------------------------------------------- docs/residuals.md
+
+TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
+  const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
+  const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero"};
+  REQUIRE(blocks.size() == files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
+    CHECK(blocks[i] == read_text(kDocsDir + "/snippets/" + files[i] + ".inc"));
+  }
+}
+
+TEST_CASE("docs/residuals.md: each placement builds what the comments say", "[docs][nn]") {
+#include "../../docs/snippets/residuals_placements.inc"
+  auto block0 = [](const std::shared_ptr<nn::TransformerLM>& m) {
+    return m->blocks->at<nn::TransformerBlock>(0);
+  };
+  // One final norm, and only for pre.
+  CHECK(pre->final_norm != nullptr);
+  for (const auto& m : {post, b2t, deepnorm, rezero, none}) CHECK(m->final_norm == nullptr);
+  CHECK(block0(pre)->attn_residual->form == nn::Residual::Form::pre);
+  CHECK(block0(post)->attn_residual->form == nn::Residual::Form::post);
+  CHECK(block0(post)->attn_residual->alpha == 1.0);
+  CHECK(block0(b2t)->ffn_residual->form == nn::Residual::Form::post);
+  CHECK(block0(none)->attn_residual->form == nn::Residual::Form::none);
+  // DeepNorm: α = (2L)^(1/4) for a decoder-only stack of L = 4 blocks; β = (8L)^(-1/4).
+  CHECK(block0(deepnorm)->attn_residual->alpha == Approx(std::pow(8.0, 0.25)));
+  CHECK(nn::deepnorm_decoder_only(4).beta == Approx(std::pow(32.0, -0.25)));
+  // ReZero: a gate a = 0 per sublayer and no norm.
+  CHECK(block0(rezero)->attn_residual->scale.item() == 0);
+  CHECK(block0(rezero)->ffn_residual->scale.item() == 0);
+  CHECK(block0(rezero)->attn_residual->norm == nullptr);
+
+  // B2T's weights are the post model's (same seed, same draws); with b2t_scaling, scaled by L^(-1/2).
+  manual_seed(7);
+  config.block.placement = nn::Placement::post;
+  auto post_again = std::make_shared<nn::TransformerLM>(config);
+  manual_seed(7);
+  config.block.placement = nn::Placement::b2t;
+  auto b2t_again = std::make_shared<nn::TransformerLM>(config);
+  manual_seed(7);
+  config.b2t_scaling = true;
+  auto b2t_scaled = std::make_shared<nn::TransformerLM>(config);
+  config.b2t_scaling.reset();
+  const std::vector<double> w_post = block0(post_again)->ffn->fc1->weight.to_vector();
+  const std::vector<double> w_b2t = block0(b2t_again)->ffn->fc1->weight.to_vector();
+  const std::vector<double> w_scaled = block0(b2t_scaled)->ffn->fc1->weight.to_vector();
+  REQUIRE(w_post.size() == w_b2t.size());
+  for (std::size_t i = 0; i < w_post.size(); i += 97) {
+    CHECK(w_b2t[i] == w_post[i]);
+    CHECK(w_scaled[i] == Approx(w_post[i] * 0.5).margin(1e-7));
+  }
+
+  // Every model runs.
+  Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64);
+  for (const auto& m : {pre, post, b2t, deepnorm, rezero, none}) CHECK(m->forward(tokens).shape() == Shape{2, 3, 32});
+}
+
+TEST_CASE("docs/residuals.md: a block with RMSNorm and a residual scale", "[docs][nn]") {
+#include "../../docs/snippets/residuals_block.inc"
+  CHECK(y.shape() == Shape{2, 5, 16});
+  CHECK(layer->attn_residual->alpha == Approx(1 / std::sqrt(2.0)));
+  CHECK(dynamic_cast<nn::RMSNorm*>(layer->attn_residual->norm.get()) != nullptr);
+}
+
+TEST_CASE("docs/residuals.md: ReZero starts as the identity", "[docs][nn]") {
+#include "../../docs/snippets/residuals_rezero.inc"
+  CHECK(y.to_vector() == x.to_vector());
+  for (double g : x.grad().to_vector()) CHECK(g == 1.0);
+  REQUIRE(block->attn_residual->scale.grad().defined());
+  REQUIRE(block->ffn_residual->scale.grad().defined());
+  CHECK(block->attn_residual->scale.grad().item() != 0);
+  CHECK(block->ffn_residual->scale.grad().item() != 0);
+  // The sublayers behind a = 0 get no gradient yet.
+  for (double g : block->ffn->fc1->weight.grad().to_vector()) CHECK(g == 0);
+}
+
+TEST_CASE("docs/adding-an-op.md: the glue fragment compiles", "[docs]") {
+  Tensor x = tensor({1, 2}, {2}, DType::float64);
+  CHECK(my_op(x).grad_fn() == nullptr);  // nothing needs a gradient: nothing recorded
+  x.requires_grad_();
+  Tensor y = my_op(x);
+  REQUIRE(y.grad_fn() != nullptr);
+  CHECK(y.grad_fn()->name == "my_op");
+  // The placeholder returns 0 gradients for 1 input: backward names the op and refuses.
+  CHECK_THROWS_AS(y.sum().backward(), GraphError);
+  CHECK_THROWS_WITH(my_op(x).sum().backward(),
+                    Catch::Contains("backward of 'my_op' returned 0 gradients for 1 inputs"));
+}
