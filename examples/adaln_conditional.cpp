@@ -32,9 +32,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <thread>
-#include <unistd.h>
 
+#include "study/common.hpp"
 #include "study/report.hpp"
 
 using namespace tapegrad;
@@ -42,54 +41,20 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Settings {
-  std::string tasks = "copy,reverse,sort", out = "adaln_out";
+// The optimizer, schedule and steps (Training), seed, threads, --out, --smoke, --check
+// (Machinery), and the rest:
+struct Settings : study::Training, study::Machinery {
+  std::vector<std::string> tasks = {"copy", "reverse", "sort"};
   std::int64_t symbols = 8, min_len = 1, max_len = 8;
-  std::int64_t layers = 2, d_model = 64, heads = 4, batch = 32, steps = 2000, warmup = 100;
-  std::int64_t eval_interval = 100, val_per_task = 128, examples = 2, threads = 0;
-  double lr = 2e-3, min_lr_ratio = 0.1, weight_decay = 0.01, clip = 1.0;
-  std::string optimizer = "adamw", schedule = "cosine", init = "gpt2";
-  std::uint64_t seed = 1;
-  bool smoke = false, check = false;
+  std::int64_t layers = 2, d_model = 64, heads = 4, batch = 32;
+  std::int64_t eval_interval = 100, val_per_task = 128, examples = 2;
+  std::string init = "gpt2";
+
+  Settings() {
+    lr = 2e-3, weight_decay = 0.01, min_lr_ratio = 0.1, clip = 1.0, beta2 = 0.95, steps = 2000, warmup = 100;
+    seed = 1, out = "adaln_out";
+  }
 };
-
-// ---------------------------------------------------------------- small helpers
-
-std::vector<std::string> split_commas(const std::string& s) {
-  std::vector<std::string> parts;
-  std::stringstream in(s);
-  for (std::string p; std::getline(in, p, ',');)
-    if (!p.empty()) parts.push_back(p);
-  return parts;
-}
-
-std::string clock_str(double seconds) {
-  char buf[32];
-  const long t = std::lround(std::max(seconds, 0.0));
-  std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
-  return buf;
-}
-
-double mean_of_last(const std::vector<double>& v, std::size_t n) {
-  if (v.empty()) return NAN;
-  const std::size_t k = std::min(n, v.size());
-  double total = 0;
-  for (std::size_t i = v.size() - k; i < v.size(); ++i) total += v[i];
-  return total / static_cast<double>(k);
-}
-
-// What ran the study: threads, the BLAS kernels, the CPU (when /proc/cpuinfo says).
-std::string machine_line() {
-  std::string cpu = "unknown CPU";
-  std::ifstream info("/proc/cpuinfo");
-  for (std::string line; std::getline(info, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
-      cpu = line.substr(line.find(':') + 2);
-      break;
-    }
-  return cpu + ", " + std::to_string(get_num_threads()) + " thread(s) (" +
-         std::to_string(std::thread::hardware_concurrency()) + " hardware threads), OpenBLAS kernels " + blas_core_name();
-}
 
 // ---------------------------------------------------------------- data
 
@@ -102,12 +67,11 @@ struct Example {
 struct TaskMix {
   std::vector<std::unique_ptr<data::SymbolTask>> tasks;  // all over the same symbols
 
-  TaskMix(const std::vector<std::string>& names, const Settings& s) {
-    for (const auto& n : names) {
+  explicit TaskMix(const Settings& s) {  // --tasks holds copy, reverse or sort (checked by CLI11)
+    for (const auto& n : s.tasks) {
       if (n == "copy") tasks.push_back(std::make_unique<data::CopyTask>(s.symbols, s.min_len, s.max_len));
       else if (n == "reverse") tasks.push_back(std::make_unique<data::ReverseTask>(s.symbols, s.min_len, s.max_len));
-      else if (n == "sort") tasks.push_back(std::make_unique<data::SortTask>(s.symbols, s.min_len, s.max_len));
-      else throw ValueError("--tasks: unknown task '" + n + "' (expected copy, reverse or sort)");
+      else tasks.push_back(std::make_unique<data::SortTask>(s.symbols, s.min_len, s.max_len));
     }
   }
   std::int64_t size() const { return static_cast<std::int64_t>(tasks.size()); }
@@ -175,19 +139,11 @@ struct Generation {
   bool correct;
 };
 
-struct RunResult {
+struct RunResult : study::RunLog {  // steps, training loss, divergence, time
   Variant variant;
-  std::int64_t parameters = 0, steps_run = 0;
-  std::int64_t diverged_at = -1;  // the step whose loss or gradient was non-finite; -1: none
-  std::string diverged_why;
-  std::vector<double> train_loss;                   // one per step run
-  std::vector<double> val_steps;                    // at step 0 and every eval interval
-  std::vector<std::vector<double>> val_loss;        // [eval][task]
-  std::vector<TaskEval> final_eval;                 // per task
+  std::vector<std::vector<double>> val_loss;  // [eval][task], one eval per val_steps
+  std::vector<TaskEval> final_eval;           // per task
   std::vector<Generation> generations;
-  double seconds = 0;
-
-  bool diverged() const { return diverged_at >= 0; }
 };
 
 // Teacher-forced, on each task's held-out rows: loss per answer token (EOS included), token
@@ -198,28 +154,12 @@ std::vector<TaskEval> evaluate(nn::TransformerLM& model, const Variant& v, const
   model.eval();
   std::vector<TaskEval> result;
   for (const auto& rows : val) {
-    double loss = 0, right = 0, count = 0, exact = 0;
-    for (std::size_t i = 0; i < rows.size(); i += batch) {
-      const std::span<const Example> chunk(rows.data() + i, std::min<std::size_t>(batch, rows.size() - i));
+    study::Scores scores;  // collate_lm's targets: the answer and EOS (the prompt is ignored)
+    for (const auto chunk : study::chunks(rows, batch)) {
       const data::LMBatch b = data::collate_lm(v.pairs(chunk, V));
-      const Tensor logits = model.forward(b.inputs, v.classes(chunk));
-      const std::int64_t n = b.targets.numel(), T = b.targets.size(1);
-      loss += cross_entropy(logits.reshape({n, -1}), b.targets.reshape({n}), Reduction::sum).item();
-      const auto predicted = argmax(logits, -1).to_vector<std::int64_t>();
-      const auto target = b.targets.to_vector<std::int64_t>();
-      for (std::size_t r = 0; r < chunk.size(); ++r) {
-        bool all_right = true;
-        for (std::int64_t t = 0; t < T; ++t) {
-          const std::size_t k = r * T + t;
-          if (target[k] == data::kIgnoreIndex) continue;
-          right += predicted[k] == target[k];
-          all_right = all_right && predicted[k] == target[k];
-          count += 1;
-        }
-        exact += all_right;
-      }
+      scores.add(model.forward(b.inputs, v.classes(chunk)), b.targets);
     }
-    result.push_back({loss / count, right / count, exact / static_cast<double>(rows.size())});
+    result.push_back({scores.loss(), scores.token_accuracy(), scores.exact_match()});
   }
   model.train();
   return result;
@@ -243,53 +183,27 @@ std::vector<Generation> generate_examples(nn::TransformerLM& model, const Varian
       const Tensor seq = model.generate(Tensor::from_vector(prompt, {1, T}), static_cast<std::int64_t>(p.target.size()) + 1,
                                         greedy, v.classes(row));
       const auto tokens = seq.to_vector<std::int64_t>();
-      std::vector<std::int64_t> answer;
       bool ended = false;
-      for (std::size_t k = T; k < tokens.size() && !ended; ++k) {
-        ended = tokens[k] == data::kEos;
-        if (!ended) answer.push_back(tokens[k] < vocab.size() ? tokens[k] : data::kPad);  // a task token: show <pad>
-      }
+      std::vector<std::int64_t> answer = study::until_eos(tokens, T, tokens.size(), data::kEos, ended);
+      for (auto& token : answer)
+        if (token >= vocab.size()) token = data::kPad;  // a task token: show <pad>
       out.push_back({mix.tasks[t]->name(), vocab.join(val[t][i].pair.source), vocab.join(p.target), vocab.join(answer),
                      ended && answer == p.target});
     }
   return out;
 }
 
-std::unique_ptr<optim::Optimizer> make_optimizer(const nn::Module& model, const Settings& s) {
-  if (s.optimizer == "sgd")  // with momentum 0.9; weight decay on the decay group only
-    return std::make_unique<optim::SGD>(
-        optim::weight_decay_groups(model, optim::SGDOptions(s.lr).momentum(0.9).weight_decay(s.weight_decay)));
-  const auto options = optim::AdamOptions(s.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(s.weight_decay);
-  if (s.optimizer == "adam") return std::make_unique<optim::Adam>(optim::weight_decay_groups(model, options));
-  return std::make_unique<optim::AdamW>(optim::weight_decay_groups(model, options));
-}
-
-std::unique_ptr<optim::LRSchedule> make_schedule(optim::Optimizer& opt, const Settings& s) {
-  const std::int64_t total = std::max<std::int64_t>(s.steps, 1);
-  if (s.schedule == "cosine") return std::make_unique<optim::WarmupCosine>(opt, s.warmup, total, s.min_lr_ratio);
-  if (s.schedule == "linear") return std::make_unique<optim::WarmupLinear>(opt, s.warmup, total, s.min_lr_ratio);
-  if (s.schedule == "noam") return std::make_unique<optim::InverseSqrt>(opt, std::max<std::int64_t>(s.warmup, 1));
-  return std::make_unique<optim::ConstantSchedule>(opt);
-}
-
-double mean_loss(const std::vector<double>& per_task) {
-  double total = 0;
-  for (double v : per_task) total += v;
-  return total / static_cast<double>(per_task.size());
-}
-
 RunResult train_one(const Variant& v, const TaskMix& mix, const std::vector<std::vector<Example>>& val,
-                    const Settings& s, std::int64_t runs_left) {
+                    const Settings& s, study::Progress& progress) {
   RunResult r;
   r.variant = v;
   const auto start = std::chrono::steady_clock::now();
   auto model = make_model(v, mix, s);
   r.parameters = model->num_parameters();
-  auto optimizer = make_optimizer(*model, s);
-  auto schedule = make_schedule(*optimizer, s);
+  auto optimizer = study::make_optimizer(*model, s);
+  auto schedule = study::make_schedule(*optimizer, s);
   const nn::NamedTensors params = model->named_parameters();
   const std::int64_t V = mix.vocab().size(), model_V = model->config.vocab_size;
-  const bool tty = isatty(fileno(stdout));
 
   auto eval_now = [&](std::int64_t step) {
     std::vector<double> losses;
@@ -305,33 +219,15 @@ RunResult train_one(const Variant& v, const TaskMix& mix, const std::vector<std:
     const data::LMBatch b = data::collate_lm(v.pairs(rows, V));
     const Tensor logits = model->forward(b.inputs, v.classes(rows));
     const Tensor loss = cross_entropy(logits.reshape({-1, model_V}), b.targets.reshape({-1}));
-    optimizer->zero_grad();
-    loss.backward();
-    // Diverged: a NaN or Inf in the loss or any gradient. The run stops there.
-    const optim::HealthReport health = optim::check_health(loss, params);
-    if (!health.ok) {
-      r.diverged_at = step + 1;
-      r.diverged_why = health.message;
-      break;
-    }
-    const double gnorm = s.clip > 0 ? optim::clip_grad_norm_(params, s.clip) : optim::grad_norm(params);
-    optimizer->step();
-    r.steps_run = step + 1;
-    r.train_loss.push_back(loss.item());
-    const bool evaluate_now = r.steps_run % s.eval_interval == 0 || r.steps_run == s.steps;
-    if (evaluate_now) eval_now(r.steps_run);
-    // Progress: on a terminal every step, in a log every 100 steps. The ETA assumes the runs
-    // left cost what this one does per step.
-    const bool milestone = r.steps_run % 100 == 0 || r.steps_run == s.steps;
-    if (milestone || tty) {
-      const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      const double eta = elapsed / double(r.steps_run) * double(s.steps - r.steps_run + runs_left * s.steps);
-      std::printf("%s%-11s step %lld/%lld  loss %.4f  val (mean over tasks) %.4f  |g| %.3g  ETA (all runs) %s%s",
-                  tty ? "\r\033[K" : "", v.name.c_str(), static_cast<long long>(r.steps_run),
-                  static_cast<long long>(s.steps), loss.item(), mean_loss(r.val_loss.back()), gnorm,
-                  clock_str(eta).c_str(), milestone ? "\n" : "");
-      std::fflush(stdout);
-    }
+    const study::Update u = study::update(*optimizer, loss, params, s);
+    if (!r.record(step, loss.item(), u)) break;
+    if (r.validation_due(s.eval_interval, s.steps)) eval_now(r.steps_run);
+    progress.done += 1;
+    char line[160];
+    std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f  val (mean over tasks) %.4f  |g| %.3g", v.name.c_str(),
+                  static_cast<long long>(r.steps_run), static_cast<long long>(s.steps), loss.item(),
+                  study::mean(r.val_loss.back()), u.grad_norm);
+    progress.show(line);
   }
   if (!r.diverged()) {
     r.final_eval = evaluate(*model, v, val, V, s.batch);
@@ -345,17 +241,16 @@ RunResult train_one(const Variant& v, const TaskMix& mix, const std::vector<std:
 
 // The settings as (option, value), in the order of --help: the command line that reproduces
 // the run (with --smoke, the tiny values it chose).
-std::vector<std::pair<std::string, std::string>> settings_list(const Settings& s) {
-  auto num = [](double v) { return study::fmt(v, 6); };
+study::Arguments arguments(const Settings& s) {
   auto i = [](std::int64_t v) { return std::to_string(v); };
-  return {{"--tasks", s.tasks},          {"--symbols", i(s.symbols)},    {"--min-len", i(s.min_len)},
-          {"--max-len", i(s.max_len)},   {"--layers", i(s.layers)},      {"--d-model", i(s.d_model)},
-          {"--heads", i(s.heads)},       {"--init", s.init},             {"--optimizer", s.optimizer},
-          {"--lr", num(s.lr)},           {"--weight-decay", num(s.weight_decay)},
-          {"--schedule", s.schedule},    {"--warmup", i(s.warmup)},      {"--min-lr-ratio", num(s.min_lr_ratio)},
-          {"--clip", num(s.clip)},       {"--batch", i(s.batch)},        {"--steps", i(s.steps)},
-          {"--eval-interval", i(s.eval_interval)}, {"--val-per-task", i(s.val_per_task)},
-          {"--examples", i(s.examples)}, {"--seed", std::to_string(s.seed)}, {"--threads", i(s.threads)}};
+  study::Arguments a = {{"--tasks", study::comma_list(s.tasks)}, {"--symbols", i(s.symbols)}, {"--min-len", i(s.min_len)},
+                        {"--max-len", i(s.max_len)}, {"--layers", i(s.layers)}, {"--d-model", i(s.d_model)},
+                        {"--heads", i(s.heads)}, {"--init", s.init}};
+  for (const auto& option : study::training_arguments(s)) a.push_back(option);
+  a.insert(a.end(), {{"--batch", i(s.batch)}, {"--eval-interval", i(s.eval_interval)}, {"--val-per-task", i(s.val_per_task)},
+                     {"--examples", i(s.examples)}, {"--seed", std::to_string(s.seed)}, {"--threads", i(s.threads)},
+                     {"--out", s.out}});
+  return a;
 }
 
 const std::vector<std::string> kSummaryColumns = {"variant", "task", "parameters", "steps_run", "diverged_at_step",
@@ -368,7 +263,7 @@ study::Table summary_table(const std::vector<RunResult>& runs, const TaskMix& mi
   for (const RunResult& r : runs) {
     auto add = [&](const std::string& task, const TaskEval& e) {
       t.add({r.variant.name, task, std::to_string(r.parameters), std::to_string(r.steps_run),
-             r.diverged() ? std::to_string(r.diverged_at) : "", study::fmt(mean_of_last(r.train_loss, 20)),
+             r.diverged() ? std::to_string(r.diverged_at) : "", study::fmt(study::mean_of_last(r.train_loss, 20)),
              study::fmt(e.loss), study::fmt(e.token_accuracy), study::fmt(e.exact_match), study::fmt(r.seconds, 3)});
     };
     const double n = static_cast<double>(mix.size());
@@ -401,39 +296,30 @@ study::Table curves_table(const std::vector<RunResult>& runs, const TaskMix& mix
   return t;
 }
 
+// One colour per task, one line style per variant: the first solid, the second dashed.
 void write_charts(const std::vector<RunResult>& runs, const TaskMix& mix, const std::string& out) {
-  study::LineChart val, train;
-  val.title = "Validation loss on the answer tokens, per task";
-  train.title = "Training loss (exponential moving average, 0.9)";
-  val.x_label = train.x_label = "step";
-  val.y_label = train.y_label = "cross-entropy (nats, log scale)";
+  study::LineChart val("Validation loss on the answer tokens, per task", "step", "cross-entropy (nats, log scale)");
+  study::LineChart train("Training loss (moving average, β = 0.9)", "step", "cross-entropy (nats, log scale)");
   val.log_y = train.log_y = true;
-  for (const RunResult& r : runs) {
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunResult& r = runs[i];
+    const bool dashed = i % 2 == 1;
     for (std::int64_t k = 0; k < mix.size(); ++k) {
-      study::Series s{r.variant.name + " " + mix.tasks[k]->name(), r.val_steps, {}};
+      study::Series s{r.variant.name + " " + mix.tasks[k]->name(), r.val_steps, {}, dashed};
       for (const auto& losses : r.val_loss) s.y.push_back(losses[k]);
       val.series.push_back(std::move(s));
     }
-    study::Series s{r.variant.name, {}, {}};
-    double ema = NAN;
-    for (std::size_t i = 0; i < r.train_loss.size(); ++i) {
-      ema = std::isnan(ema) ? r.train_loss[i] : 0.9 * ema + 0.1 * r.train_loss[i];
-      s.x.push_back(static_cast<double>(i + 1));
-      s.y.push_back(ema);
-    }
-    train.series.push_back(std::move(s));
+    train.series.push_back(study::loss_curve(r.variant.name, r.train_loss, 0.9, dashed));
   }
   val.write_svg(out + "/val_loss.svg");
   train.write_svg(out + "/train_loss.svg");
 }
 
-void write_report(const std::vector<RunResult>& runs, const TaskMix& mix, const Settings& s, double seconds) {
-  std::string command = "adaln_conditional";
-  for (const auto& [option, value] : settings_list(s)) command += " " + option + " " + value;
+void write_report(const std::vector<RunResult>& runs, const TaskMix& mix, const Settings& s, const std::string& timing) {
   std::ofstream md(s.out + "/report.md");
   md << "# One model, several tasks: AdaLN-Zero conditioning vs a task token\n\n"
      << "A decoder-only `TransformerLM` (" << s.layers << " layers, d_model " << s.d_model
-     << ", Pre-LN) trained on a mix of the tasks " << s.tasks << " over " << s.symbols << " symbols, lengths "
+     << ", Pre-LN) trained on a mix of the tasks " << study::join(s.tasks) << " over " << s.symbols << " symbols, lengths "
      << s.min_len << ".." << s.max_len << ", each row from a random task. Rows are `BOS source SEP answer EOS`.\n\n"
      << "- **adaln_zero**: every norm is AdaLN-Zero, conditioned on the task id (`forward(tokens, classes)`).\n"
      << "- **task_token**: plain LayerNorm; the task is a token before the source: `BOS <task> source SEP answer "
@@ -450,8 +336,9 @@ void write_report(const std::vector<RunResult>& runs, const TaskMix& mix, const 
         "(all tasks); **parameters**: the model's parameter count; **diverged_at_step**: the step whose loss or "
         "a gradient was NaN/Inf (training stopped there), empty if none; **seconds**: wall time of the run.\n\n"
      << "## Setup\n\n"
-     << "Machine: " << machine_line() << ". Whole study: " << clock_str(seconds) << " (m:ss).\n\n"
-     << "Reproduce with:\n\n```\n" << command << "\n```\n\n"
+     << "Machine: " << study::machine_line() << ". Whole study: " << timing << ".\n\n"
+     << "Training: " << study::describe(s) << ". Initialization `" << s.init << "`.\n\n"
+     << "Reproduce with:\n\n```sh\n" << study::command_line("adaln_conditional", arguments(s)) << "\n```\n\n"
      << "## Results\n\n"
      << summary_table(runs, mix).markdown() << "\n"
      << "![validation loss per task](val_loss.svg)\n\n![training loss](train_loss.svg)\n\n"
@@ -471,15 +358,10 @@ void write_report(const std::vector<RunResult>& runs, const TaskMix& mix, const 
 
 // --check: the outputs exist and hold sane values. Returns the failures (empty: all good).
 std::vector<std::string> check_outputs(const std::vector<RunResult>& runs, const std::string& out) {
-  std::vector<std::string> failures;
-  for (const char* f : {"report.md", "summary.csv", "curves.csv", "val_loss.svg", "train_loss.svg"})
-    if (!fs::exists(out + "/" + f) || fs::file_size(out + "/" + f) == 0)
-      failures.push_back(std::string("missing or empty: ") + f);
-  std::ifstream csv(out + "/summary.csv");
-  std::string header, expected;
-  std::getline(csv, header);
-  for (const auto& c : kSummaryColumns) expected += (expected.empty() ? "" : ",") + c;
-  if (header != expected) failures.push_back("summary.csv header is '" + header + "', expected '" + expected + "'");
+  std::vector<std::string> failures =
+      study::check_files(out, {"report.md", "summary.csv", "curves.csv", "val_loss.svg", "train_loss.svg"});
+  const std::vector<std::string> header = study::check_csv_header(out + "/summary.csv", kSummaryColumns);
+  failures.insert(failures.end(), header.begin(), header.end());
   for (const RunResult& r : runs) {
     const std::string name = r.variant.name + ": ";
     if (r.diverged()) {
@@ -488,7 +370,7 @@ std::vector<std::string> check_outputs(const std::vector<RunResult>& runs, const
     }
     for (double v : r.train_loss)
       if (!std::isfinite(v)) failures.push_back(name + "non-finite training loss");
-    const double first = mean_loss(r.val_loss.front()), last = mean_loss(r.val_loss.back());
+    const double first = study::mean(r.val_loss.front()), last = study::mean(r.val_loss.back());
     if (!(last < first))
       failures.push_back(name + "validation loss did not fall (" + study::fmt(first) + " -> " + study::fmt(last) + ")");
     for (const TaskEval& e : r.final_eval) {
@@ -505,7 +387,8 @@ std::vector<std::string> check_outputs(const std::vector<RunResult>& runs, const
 int main(int argc, char** argv) {
   Settings s;
   CLI::App app{"Study: one transformer for several tasks, told the task by AdaLN-Zero conditioning or by a task token."};
-  app.add_option("--tasks", s.tasks, "comma-separated tasks, one class each: copy, reverse, sort");
+  app.add_option("--tasks", s.tasks, "comma-separated tasks, one class each: copy, reverse, sort")
+      ->delimiter(',')->check(CLI::IsMember({"copy", "reverse", "sort"}));
   app.add_option("--symbols", s.symbols, "distinct symbols in the sequences")->check(CLI::Range(2, 1000));
   app.add_option("--min-len", s.min_len, "shortest source")->check(CLI::PositiveNumber);
   app.add_option("--max-len", s.max_len, "longest source")->check(CLI::PositiveNumber);
@@ -513,43 +396,26 @@ int main(int argc, char** argv) {
   app.add_option("--d-model", s.d_model, "model width")->check(CLI::PositiveNumber);
   app.add_option("--heads", s.heads, "attention heads (must divide d-model)")->check(CLI::PositiveNumber);
   app.add_option("--init", s.init, "gpt2, pytorch or xavier")->check(CLI::IsMember({"gpt2", "pytorch", "xavier"}));
-  app.add_option("--optimizer", s.optimizer, "adamw, adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adamw", "adam", "sgd"}));
-  app.add_option("--lr", s.lr, "peak learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--weight-decay", s.weight_decay, "weight decay (decoupled for adamw)")->check(CLI::NonNegativeNumber);
-  app.add_option("--schedule", s.schedule, "cosine, linear, constant or noam")
-      ->check(CLI::IsMember({"cosine", "linear", "constant", "noam"}));
-  app.add_option("--warmup", s.warmup, "warmup steps")->check(CLI::NonNegativeNumber);
-  app.add_option("--min-lr-ratio", s.min_lr_ratio, "final lr / peak lr for cosine and linear")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--clip", s.clip, "gradient clipping max norm (0: off)")->check(CLI::NonNegativeNumber);
+  study::add_training_options(app, s);
   app.add_option("--batch", s.batch, "rows per step")->check(CLI::PositiveNumber);
-  app.add_option("--steps", s.steps, "optimizer steps per variant")->check(CLI::PositiveNumber);
   app.add_option("--eval-interval", s.eval_interval, "steps between validation losses")->check(CLI::PositiveNumber);
   app.add_option("--val-per-task", s.val_per_task, "held-out rows per task")->check(CLI::Range(1, 5000));
   app.add_option("--examples", s.examples, "greedy generations shown per task and variant")->check(CLI::NonNegativeNumber);
-  app.add_option("--seed", s.seed, "seed of the initialization, the batches and the held-out rows");
-  app.add_option("--threads", s.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--out", s.out, "folder for report.md, summary.csv, curves.csv and the SVG charts");
-  app.add_flag("--smoke", s.smoke, "tiny sizes and a few steps (options given explicitly still apply)");
-  app.add_flag("--check", s.check, "exit 1 unless the outputs exist, hold finite values and the loss fell");
+  study::add_machinery_options(app, s, "tiny sizes and a few steps (options given explicitly still apply)",
+                               "exit 1 unless the outputs exist, hold finite values and the loss fell");
   CLI11_PARSE(app, argc, argv);
 
   if (s.smoke) {  // tiny defaults for every option not given on the command line
-    auto tiny = [&](const char* option, auto& value, auto small) {
-      if (app.count(option) == 0) value = small;
-    };
-    tiny("--symbols", s.symbols, 4);
-    tiny("--max-len", s.max_len, 4);
-    tiny("--layers", s.layers, 1);
-    tiny("--d-model", s.d_model, 16);
-    tiny("--heads", s.heads, 2);
-    tiny("--batch", s.batch, 16);
-    tiny("--steps", s.steps, 30);
-    tiny("--warmup", s.warmup, 5);
-    tiny("--lr", s.lr, 3e-3);
-    tiny("--eval-interval", s.eval_interval, 10);
-    tiny("--val-per-task", s.val_per_task, 16);
-    tiny("--examples", s.examples, 1);
+    study::smoke_training(app, s);
+    study::unless_given(app, "--symbols", s.symbols, 4);
+    study::unless_given(app, "--max-len", s.max_len, 4);
+    study::unless_given(app, "--layers", s.layers, 1);
+    study::unless_given(app, "--d-model", s.d_model, 16);
+    study::unless_given(app, "--heads", s.heads, 2);
+    study::unless_given(app, "--batch", s.batch, 16);
+    study::unless_given(app, "--eval-interval", s.eval_interval, 10);
+    study::unless_given(app, "--val-per-task", s.val_per_task, 16);
+    study::unless_given(app, "--examples", s.examples, 1);
   }
 
   try {
@@ -557,14 +423,7 @@ int main(int argc, char** argv) {
       throw ValueError("--min-len " + std::to_string(s.min_len) + " is above --max-len " + std::to_string(s.max_len));
     if (s.d_model % s.heads != 0)
       throw ValueError("--heads " + std::to_string(s.heads) + " must divide --d-model " + std::to_string(s.d_model));
-    const std::vector<std::string> names = split_commas(s.tasks);
-    if (names.empty()) throw ValueError("--tasks: empty list");
-    const TaskMix mix(names, s);
-    if (s.warmup >= s.steps) {  // as train_lm: a run shorter than the warmup warms up over its first tenth
-      std::printf("--warmup %lld is not below --steps %lld: using %lld\n", static_cast<long long>(s.warmup),
-                  static_cast<long long>(s.steps), static_cast<long long>(s.steps / 10));
-      s.warmup = s.steps / 10;
-    }
+    const TaskMix mix(s);
     if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
     fs::create_directories(s.out);
 
@@ -575,22 +434,22 @@ int main(int argc, char** argv) {
       for (const auto& p : mix.tasks[t]->sample(s.val_per_task, val_gen)) val[t].push_back({t, p});
     std::printf("adaln_conditional: tasks %s over %lld symbols, lengths %lld..%lld; %lld layers, d_model %lld, %lld "
                 "steps per variant, batch %lld; %s\n",
-                s.tasks.c_str(), static_cast<long long>(s.symbols), static_cast<long long>(s.min_len),
+                study::join(s.tasks).c_str(), static_cast<long long>(s.symbols), static_cast<long long>(s.min_len),
                 static_cast<long long>(s.max_len), static_cast<long long>(s.layers), static_cast<long long>(s.d_model),
-                static_cast<long long>(s.steps), static_cast<long long>(s.batch), machine_line().c_str());
+                static_cast<long long>(s.steps), static_cast<long long>(s.batch), study::machine_line().c_str());
 
-    const auto start = std::chrono::steady_clock::now();
     const std::vector<Variant> variants = {{"adaln_zero", true}, {"task_token", false}};
+    study::Progress progress(static_cast<double>(variants.size() * s.steps), stdout);  // in steps
     std::vector<RunResult> runs;
-    for (std::size_t i = 0; i < variants.size(); ++i) {
-      runs.push_back(train_one(variants[i], mix, val, s, static_cast<std::int64_t>(variants.size() - i - 1)));
+    for (const Variant& v : variants) {
+      runs.push_back(train_one(v, mix, val, s, progress));
       const RunResult& r = runs.back();
       if (r.diverged()) {
-        std::printf("%s diverged at step %lld: %s\n", r.variant.name.c_str(), static_cast<long long>(r.diverged_at),
-                    r.diverged_why.c_str());
+        progress.done += static_cast<double>(s.steps - r.steps_run);
+        progress.line(v.name + " diverged at step " + std::to_string(r.diverged_at) + ": " + r.diverged_why);
         continue;
       }
-      std::printf("%s: %lld parameters, %.1f s\n", r.variant.name.c_str(), static_cast<long long>(r.parameters), r.seconds);
+      progress.line(v.name + ": " + std::to_string(r.parameters) + " parameters, " + study::fmt(r.seconds, 3) + " s");
       for (std::int64_t t = 0; t < mix.size(); ++t)
         std::printf("    %-8s val loss %.4f  token accuracy %.3f  exact match %.3f\n", mix.tasks[t]->name().c_str(),
                     r.final_eval[t].loss, r.final_eval[t].token_accuracy, r.final_eval[t].exact_match);
@@ -598,19 +457,16 @@ int main(int argc, char** argv) {
         std::printf("    [%s] %s -> %s  (expected %s, %s)\n", g.task.c_str(), g.source.c_str(), g.generated.c_str(),
                     g.expected.c_str(), g.correct ? "exact" : "wrong");
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
+    const std::string timing = progress.timing();
     summary_table(runs, mix).write_csv(s.out + "/summary.csv");
     curves_table(runs, mix).write_csv(s.out + "/curves.csv");
     write_charts(runs, mix, s.out);
-    write_report(runs, mix, s, seconds);
-    std::printf("\n%s\nwrote %s/report.md, summary.csv, curves.csv, val_loss.svg, train_loss.svg (%s m:ss)\n",
-                summary_table(runs, mix).markdown().c_str(), s.out.c_str(), clock_str(seconds).c_str());
-
+    write_report(runs, mix, s, timing);
+    std::printf("\n%s\nwrote %s/report.md, summary.csv, curves.csv, val_loss.svg, train_loss.svg; whole study %s\n",
+                summary_table(runs, mix).markdown().c_str(), s.out.c_str(), timing.c_str());
     if (s.check) {
-      const std::vector<std::string> failures = check_outputs(runs, s.out);
-      for (const auto& f : failures) std::printf("check failed: %s\n", f.c_str());
-      if (!failures.empty()) return 1;
+      if (!study::print_problems(check_outputs(runs, s.out))) return 1;
       std::printf("adaln_conditional: check passed\n");
     }
   } catch (const std::exception& e) {

@@ -19,9 +19,8 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <unistd.h>
 
+#include <study/common.hpp>
 #include <study/report.hpp>
 
 #include "depth_study/check.hpp"
@@ -37,119 +36,57 @@ extern "C" void on_sigint(int) { interrupted = true; }
 
 // --smoke: tiny sizes that finish in seconds, for every setting not given on the command line.
 void apply_smoke_sizes(Settings& s, const CLI::App& app) {
-  auto unset = [&](const char* option) { return app.get_option(option)->count() == 0; };
-  if (unset("--depths")) s.depths = {2, 3};
-  if (unset("--d-model")) s.shape.d_model = 16;
-  if (unset("--heads")) s.shape.heads = 2;
-  if (unset("--seq-len")) s.shape.seq_len = 16;
-  if (unset("--batch")) s.train.batch = 8;
-  if (unset("--steps")) s.train.steps = 40;
-  if (unset("--warmup")) s.train.warmup = 4;
-  if (unset("--lr")) s.train.lr = 1e-2;
-  if (unset("--probe-batch")) s.probe_batch = 8;
-  if (unset("--eval-batches")) s.eval_batches = 2;
-  if (unset("--sweep-depth")) s.sweep_depth = 2;
-  if (unset("--sweep-steps")) s.sweep_steps = 10;
-  if (unset("--sweep-lrs")) s.sweep_lrs = {3e-3, 3e-2};
-  if (unset("--threads")) s.threads = 1;
-}
-
-// An argument as a POSIX shell reads it back.
-std::string shell_quote(const std::string& arg) {
-  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=,:+-") == std::string::npos)
-    return arg;
-  std::string q = "'";
-  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-template <typename T>
-std::string list(const std::vector<T>& items) {
-  std::string out;
-  for (const auto& i : items) {
-    if constexpr (std::is_same_v<T, double>) out += (out.empty() ? "" : ",") + study::fmt(i, 6);
-    else if constexpr (std::is_same_v<T, std::string>) out += (out.empty() ? "" : ",") + i;
-    else out += (out.empty() ? "" : ",") + std::to_string(i);
-  }
-  return out;
+  using study::unless_given;
+  unless_given(app, "--depths", s.depths, std::vector<std::int64_t>{2, 3});
+  unless_given(app, "--d-model", s.shape.d_model, 16);
+  unless_given(app, "--heads", s.shape.heads, 2);
+  unless_given(app, "--seq-len", s.shape.seq_len, 16);
+  unless_given(app, "--batch", s.train.batch, 8);
+  unless_given(app, "--steps", s.train.steps, 40);
+  unless_given(app, "--warmup", s.train.warmup, 4);
+  unless_given(app, "--lr", s.train.lr, 1e-2);
+  unless_given(app, "--probe-batch", s.probe_batch, 8);
+  unless_given(app, "--eval-batches", s.eval_batches, 2);
+  unless_given(app, "--sweep-depth", s.sweep_depth, 2);
+  unless_given(app, "--sweep-steps", s.sweep_steps, 10);
+  unless_given(app, "--sweep-lrs", s.sweep_lrs, std::vector<double>{3e-3, 3e-2});
+  unless_given(app, "--threads", s.threads, 1);
 }
 
 // The command that reruns this setup, every setting spelled out (defaults may change).
 std::string full_command(const Settings& s) {
   const TrainOptions& t = s.train;
-  std::string c = "depth_study";
-  if (!s.data.empty()) c += " --data " + shell_quote(s.data);
-  c += " --tokenizer " + s.tokenizer + (s.tokenizer == "bpe" ? " --bpe-vocab " + std::to_string(s.bpe_vocab) : "") +
-       " --placements " + list(s.placements) + " --depths " + list(s.depths) + " --init " + list(s.inits) +
-       " --compare-inits " + (s.compare_inits.empty() ? "''" : list(s.compare_inits)) +
-       " --d-model " + std::to_string(s.shape.d_model) + " --heads " + std::to_string(s.shape.heads) +
-       " --seq-len " + std::to_string(s.shape.seq_len) + " --batch " + std::to_string(t.batch) +
-       " --steps " + std::to_string(t.steps) + " --warmup " + std::to_string(t.warmup) + " --lr " + study::fmt(t.lr, 6) +
-       " --schedule " + t.schedule + " --optimizer " + t.optimizer + " --weight-decay " + study::fmt(t.weight_decay, 6) +
-       " --clip " + study::fmt(t.clip, 6) + " --probe-batch " + std::to_string(s.probe_batch) +
-       " --eval-batches " + std::to_string(s.eval_batches) + " --sweep-depth " + std::to_string(s.sweep_depth) +
-       " --sweep-steps " + std::to_string(s.sweep_steps) + (s.sweep_lrs.empty() ? "" : " --sweep-lrs " + list(s.sweep_lrs)) +
-       " --seed " + std::to_string(s.seed) + " --threads " + std::to_string(s.threads) + " --out " + shell_quote(s.out);
-  return c;
+  auto i = [](std::int64_t v) { return std::to_string(v); };
+  study::Arguments a;
+  if (!s.data.empty()) a.push_back({"--data", s.data});
+  a.push_back({"--tokenizer", s.tokenizer});
+  if (s.tokenizer == "bpe") a.push_back({"--bpe-vocab", i(s.bpe_vocab)});
+  a.insert(a.end(), {{"--placements", study::comma_list(s.placements)}, {"--depths", study::comma_list(s.depths)},
+                     {"--init", study::comma_list(s.inits)}, {"--compare-inits", study::comma_list(s.compare_inits)},
+                     {"--d-model", i(s.shape.d_model)}, {"--heads", i(s.shape.heads)}, {"--seq-len", i(s.shape.seq_len)},
+                     {"--batch", i(t.batch)}});
+  for (const auto& option : study::training_arguments(t)) a.push_back(option);
+  a.insert(a.end(), {{"--probe-batch", i(s.probe_batch)}, {"--eval-batches", i(s.eval_batches)},
+                     {"--sweep-depth", i(s.sweep_depth)}, {"--sweep-steps", i(s.sweep_steps)}});
+  if (!s.sweep_lrs.empty()) a.push_back({"--sweep-lrs", study::comma_list(s.sweep_lrs)});
+  a.insert(a.end(), {{"--seed", std::to_string(s.seed)}, {"--threads", i(s.threads)}, {"--out", s.out}});
+  return study::command_line("depth_study", a);
 }
 
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  return in >> a >> b >> c ? a + " " + b + " " + c : "unknown";
-}
-
-std::string clock_str(double seconds) {
-  char buf[32];
-  const long t = std::lround(std::max(seconds, 0.0));
-  std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
-  return buf;
-}
-
-// What a model that ignores the context can reach. p(v) = (count of v in the train split + 1)
-// / (n + V) (add-one smoothing: no log 0); its cross-entropy −mean log p(target) on the train
-// split (close to the train split's unigram entropy, the lowest training loss of such a model),
-// on the whole val split, and on the validation batches.
+// What a model that ignores the context can reach: the train split's unigram model
+// (study::Unigram), its cross-entropy on the train split (close to the train split's unigram
+// entropy, the lowest training loss of such a model), on the whole val split, and on the
+// validation batches.
 void unigram_baselines(const data::TokenStream& stream, const Data& data, SetupInfo& info) {
-  std::vector<double> counts(data.vocab_size, 1.0);
-  for (auto t : stream.tokens(data::Split::train)) counts[t] += 1;
-  double total = 0;
-  for (double c : counts) total += c;
-  auto cross_entropy = [&](const auto& targets) {
-    double nll = 0, n = 0;
-    for (auto t : targets) nll -= std::log(counts[t] / total), n += 1;
-    return nll / n;
-  };
-  info.unigram_train = cross_entropy(stream.tokens(data::Split::train));
-  info.unigram_val_split = cross_entropy(stream.tokens(data::Split::val));
+  study::Unigram unigram(data.vocab_size);
+  unigram.add_all(stream.tokens(data::Split::train));
+  info.unigram_train = unigram.cross_entropy(stream.tokens(data::Split::train));
+  info.unigram_val_split = unigram.cross_entropy(stream.tokens(data::Split::val));
   std::vector<std::int64_t> targets;
   for (const data::Batch& b : data.validation)
     for (auto t : b.targets.to_vector<std::int64_t>()) targets.push_back(t);
-  info.unigram_validation = cross_entropy(targets);
+  info.unigram_validation = unigram.cross_entropy(targets);
 }
-
-// The progress line: the work of a run is counted as (depth + 1) × steps, a measurement as
-// a few steps; the ETA extrapolates the time per unit of work done so far.
-struct Progress {
-  double total = 0, done = 0;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last_print = start;
-  bool tty = isatty(fileno(stderr));
-
-  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
-  std::string eta() const { return done > 0 ? clock_str(elapsed() * (total - done) / done) : "?"; }
-  // On a terminal the line is redrawn 5 times a second; in a log, one line every 10 seconds.
-  void show(const std::string& what) {
-    const auto now = std::chrono::steady_clock::now();
-    if (now - last_print < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000))) return;
-    last_print = now;
-    std::fprintf(stderr, "%s[%3.0f%%] %s  elapsed %s  ETA %s%s", tty ? "\r\033[K" : "", 100 * done / total, what.c_str(),
-                 clock_str(elapsed()).c_str(), eta().c_str(), tty ? "" : "\n");
-  }
-  void finished(const std::string& what) {
-    std::fprintf(stderr, "%s[%3.0f%%] %s  elapsed %s  ETA %s\n", tty ? "\r\033[K" : "", 100 * done / total, what.c_str(),
-                 clock_str(elapsed()).c_str(), eta().c_str());
-  }
-};
 
 // Every setting of Settings as a command-line option.
 void add_options(CLI::App& app, Settings& s) {
@@ -171,14 +108,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--heads", s.shape.heads, "attention heads (must divide --d-model)")->check(CLI::PositiveNumber);
   app.add_option("--seq-len", s.shape.seq_len, "context length T")->check(CLI::PositiveNumber);
   app.add_option("--batch", t.batch, "sequences per training step")->check(CLI::PositiveNumber);
-  app.add_option("--steps", t.steps, "training steps of every run")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", t.warmup, "linear warm-up steps (>= --steps: a tenth of them)")->check(CLI::NonNegativeNumber);
-  app.add_option("--lr", t.lr, "peak learning rate, the same for every placement")->check(CLI::PositiveNumber);
-  app.add_option("--schedule", t.schedule, "after the warm-up: cosine (to 0.1 x lr) or constant")
-      ->check(CLI::IsMember({"cosine", "constant"}));
-  app.add_option("--optimizer", t.optimizer, "adamw, adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adamw", "adam", "sgd"}));
-  app.add_option("--weight-decay", t.weight_decay, "weight decay of the matrices")->check(CLI::NonNegativeNumber);
-  app.add_option("--clip", t.clip, "gradient clipping at this global norm (0: off)")->check(CLI::NonNegativeNumber);
+  study::add_training_options(app, t);
   app.add_option("--probe-batch", s.probe_batch, "validation windows of the probe batch the snapshots are measured on")
       ->check(CLI::PositiveNumber);
   app.add_option("--eval-batches", s.eval_batches, "validation batches (of --batch windows) for the validation loss")
@@ -186,12 +116,8 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--sweep-depth", s.sweep_depth, "depth of the learning-rate sweep")->check(CLI::Range(1, 1024));
   app.add_option("--sweep-steps", s.sweep_steps, "training steps of each sweep run (0: no sweep)")->check(CLI::NonNegativeNumber);
   app.add_option("--sweep-lrs", s.sweep_lrs, "comma-separated learning rates of the sweep")->delimiter(',')->check(CLI::PositiveNumber);
-  app.add_option("--seed", s.seed, "seed of every model's initialization and of the training batches");
-  app.add_option("--threads", s.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all cores)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--out", s.out, "output directory (created when missing)");
-  app.add_flag("--smoke", s.smoke, "tiny sizes (depths 2,3, d_model 16, 40 steps) for any size not given: a few seconds");
-  app.add_flag("--check", s.check, "exit non-zero unless the outputs exist and hold sane values, and Pre-LN's loss fell");
+  study::add_machinery_options(app, s, "tiny sizes (depths 2,3, d_model 16, 40 steps) for any size not given: a few seconds",
+                               "exit non-zero unless the outputs exist and hold sane values, and Pre-LN's loss fell");
   std::string footer = "Placements (F: attention, then the feed-forward network; LN: LayerNorm):";
   for (const Variant& v : all_variants()) footer += "\n  " + v.name + std::string(14 - v.name.size(), ' ') + v.formula;
   app.footer(footer);
@@ -210,8 +136,7 @@ int main(int argc, char** argv) {
   std::erase(s.compare_inits, std::string());
   if (s.sweep_steps == 0) s.sweep_lrs.clear();
 
-  std::string invoked = "depth_study";
-  for (int i = 1; i < argc; ++i) invoked += " " + shell_quote(argv[i]);
+  const std::string invoked = study::invoked_command("depth_study", argc, argv);
 
   try {
     if (s.shape.d_model % s.shape.heads != 0)
@@ -220,7 +145,6 @@ int main(int argc, char** argv) {
     std::signal(SIGINT, on_sigint);
     SetupInfo info;
     info.command = full_command(s) + "\n# as invoked: " + invoked;
-    info.load_start = load_average();
     info.threads = get_num_threads();
 
     // ---- data: the same tokens, probe batch and validation batches for every run
@@ -250,7 +174,8 @@ int main(int argc, char** argv) {
 
     // ---- the plan, and its cost in units of (depth + 1) × steps
     const double probe_cost = 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(t.batch);
-    Progress progress;
+    study::Progress progress(0);
+    info.load_start = progress.load_at_start;
     for (const auto& init : s.all_inits())
       for (auto depth : s.depths)
         progress.total += static_cast<double>(s.placements.size() * (depth + 1)) *
@@ -305,7 +230,7 @@ int main(int argc, char** argv) {
             summary += ", loss " + study::fmt(r.train.initial_loss) + " -> " + study::fmt(r.train.final_loss) + ", val " +
                        study::fmt(r.train.val_loss) + " (" + r.train.status + ")";
           }
-          progress.finished(summary);
+          progress.line(summary);
           runs.push_back(std::move(r));
         }
     };
@@ -326,7 +251,7 @@ int main(int argc, char** argv) {
         w.train = train_with_progress(*model, o, w.depth, what);
         if (w.train.interrupted) break;
         progress.done += static_cast<double>((w.depth + 1) * s.eval_batches);
-        progress.finished(what + ": val " + study::fmt(w.train.val_loss) + " (" + w.train.status + ")");
+        progress.line(what + ": val " + study::fmt(w.train.val_loss) + " (" + w.train.status + ")");
         sweep.push_back(std::move(w));
       }
     for (const std::string& init : s.all_inits())
@@ -338,18 +263,18 @@ int main(int argc, char** argv) {
 
     // ---- outputs
     info.seconds = progress.elapsed();
-    info.load_end = load_average();
+    info.load_end = study::load_average();
     const std::vector<std::string> written = write_outputs(s.out, s, info, runs, sweep);
     std::printf("wrote %zu files into %s: report.md, %zu CSV files, %zu SVG charts\n", written.size(), s.out.c_str(),
                 csv_specs().size(), written.size() - csv_specs().size() - 1);
     std::printf("total time %s (%.1f s) on %d thread(s); load average at the start %s, at the end %s\n",
-                clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(), info.load_end.c_str());
+                study::clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(),
+                info.load_end.c_str());
     if (s.check) {
       std::vector<std::string> problems = check_outputs(s.out, written, s);
       if (worst_mismatch > 1e-4)
         problems.push_back("the probe forward pass differs from TransformerLM::forward by " + study::fmt(worst_mismatch));
-      for (const auto& p : problems) std::printf("check failed: %s\n", p.c_str());
-      if (!problems.empty()) return 1;
+      if (!study::print_problems(problems)) return 1;
       std::printf("depth_study: all checks passed (%zu files, probe forward matches the model's to %s)\n", written.size(),
                   study::fmt(worst_mismatch, 2).c_str());
     }

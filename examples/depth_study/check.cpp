@@ -2,9 +2,9 @@
 #include "check.hpp"
 
 #include <cmath>
-#include <filesystem>
 #include <sstream>
 
+#include <study/common.hpp>
 #include <tapegrad/io/file.hpp>
 
 #include "outputs.hpp"
@@ -64,14 +64,7 @@ void check_csv(const std::string& dir, const CsvSpec& spec, std::vector<std::str
 }  // namespace
 
 std::vector<std::string> check_outputs(const std::string& dir, const std::vector<std::string>& written, const Settings& s) {
-  std::vector<std::string> problems;
-  for (const std::string& path : written) {
-    if (!std::filesystem::is_regular_file(path) || std::filesystem::file_size(path) == 0) {
-      problems.push_back(path + " is missing or empty");
-      continue;
-    }
-    if (path.ends_with(".svg") && !tapegrad::io::read_file(path).starts_with("<svg")) problems.push_back(path + " is not an SVG");
-  }
+  std::vector<std::string> problems = study::check_files(dir, written);
   std::vector<std::vector<std::vector<std::string>>> tables;
   for (const CsvSpec& spec : csv_specs()) {
     tables.emplace_back();

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include <study/common.hpp>
 #include <study/report.hpp>
 
 namespace depth_study {
@@ -58,11 +59,11 @@ double bottom_to_top_ratio(const Snapshot& s) {
 
 namespace {
 
-// A chart with no series yet. (Brace-initializing LineChart with three strings, as the
-// example in study/report.hpp does, trips -Wmissing-field-initializers.)
-study::LineChart chart(std::string title, std::string x_label, std::string y_label, bool log_y = false) {
-  study::LineChart c;
-  c.title = std::move(title), c.x_label = std::move(x_label), c.y_label = std::move(y_label), c.log_y = log_y;
+// A chart with no series yet, x ticks at whole numbers (layers, depths, steps).
+study::LineChart chart(const std::string& title, const std::string& x_label, const std::string& y_label, bool log_y = false) {
+  study::LineChart c(title, x_label, y_label);
+  c.log_y = log_y;
+  c.integer_x = true;
   return c;
 }
 
@@ -70,24 +71,8 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 // CSV numbers keep 7 significant digits (float32 precision); the report shows 4.
 std::string full(double v) { return fmt(v, 7); }
 
-double mean(const std::vector<double>& v) {
-  double s = 0;
-  for (double x : v) s += x;
-  return v.empty() ? NAN : s / static_cast<double>(v.size());
-}
-
-// Exponential moving average with bias correction, as Adam's moments:
-// m_t = β·m_{t-1} + (1 − β)·loss_t, smoothed_t = m_t / (1 − β^t), β = 0.95.
-std::vector<double> smooth(const std::vector<double>& loss) {
-  std::vector<double> out;
-  double m = 0, correction = 1;
-  for (double l : loss) {
-    m = 0.95 * m + 0.05 * l;
-    correction *= 0.95;
-    out.push_back(m / (1 - correction));
-  }
-  return out;
-}
+// The smoothed training loss of the CSV and the charts (study::smooth: EMA with bias correction).
+std::vector<double> smooth(const std::vector<double>& loss) { return study::smooth(loss, 0.95); }
 
 std::vector<study::Table> make_tables(const std::vector<RunRecord>& runs, const std::vector<SweepRecord>& sweep,
                                       const Settings& s) {
@@ -99,7 +84,7 @@ std::vector<study::Table> make_tables(const std::vector<RunRecord>& runs, const 
     auto add_snapshot = [&](const std::string& stage, const Snapshot& x) {
       snap_t.add({r.init, v, stage, num(r.depth), full(x.loss), full(x.grad_norm.front()), full(x.grad_norm.back()),
                   full(bottom_to_top_ratio(x)), full(x.emb_output_grad), full(x.tok_emb_grad), full(x.total_grad),
-                  full(x.rms.front()), full(x.rms.back()), full(mean(x.cosine))});
+                  full(x.rms.front()), full(x.rms.back()), full(study::mean(x.cosine))});
       for (std::size_t l = 0; l < x.grad_norm.size(); ++l)
         layer_t.add({r.init, v, stage, num(r.depth), num(static_cast<std::int64_t>(l) + 1), full(x.grad_norm[l]),
                      full(x.rms[l]), full(x.cosine[l])});
@@ -148,7 +133,7 @@ void write_charts(const std::string& dir, const Settings& s, const SetupInfo& in
                   const std::vector<SweepRecord>& sweep, std::vector<std::string>& written) {
   auto save = [&](const study::LineChart& c, const std::string& file) {
     c.write_svg(dir + "/" + file);
-    written.push_back(dir + "/" + file);
+    written.push_back(file);
   };
   const std::string steps = std::to_string(s.train.steps) + " steps";
   for (const std::string& init : s.all_inits()) {
@@ -186,11 +171,7 @@ void write_charts(const std::string& dir, const Settings& s, const SetupInfo& in
     for (std::int64_t depth : s.depths) {
       study::LineChart loss = chart("Training loss, L = " + std::to_string(depth) + ", lr " + fmt(s.train.lr) + ", init " + init,
                                     "step", "training loss (EMA 0.95), nats/token");
-      for (const RunRecord* r : select(runs, init, depth)) {
-        study::Series series{r->variant->label, {}, smooth(r->train.loss)};
-        for (std::size_t i = 1; i <= series.y.size(); ++i) series.x.push_back(static_cast<double>(i));
-        loss.series.push_back(series);
-      }
+      for (const RunRecord* r : select(runs, init, depth)) loss.series.push_back(study::loss_curve(r->variant->label, r->train.loss, 0.95));
       loss.series.push_back(level("unigram (train split)", info.unigram_train, 1, static_cast<double>(s.train.steps)));
       save(loss, loss_chart_file(init, depth));
     }
@@ -213,6 +194,7 @@ void write_charts(const std::string& dir, const Settings& s, const SetupInfo& in
   study::LineChart c = chart("Learning-rate sweep, L = " + std::to_string(s.sweep_depth) + ", " + std::to_string(s.sweep_steps) +
                                  " steps, init " + init,
                              "log10(learning rate)", "validation loss, nats/token (gap: non-finite)");
+  c.integer_x = false;  // log10(3e-4) = -3.5
   for (const std::string& name : s.placements) {
     study::Series series{variant_from_name(name).label, {}, {}};
     for (const SweepRecord& w : sweep)
@@ -232,16 +214,15 @@ void write_charts(const std::string& dir, const Settings& s, const SetupInfo& in
 std::vector<std::string> write_outputs(const std::string& dir, const Settings& settings, const SetupInfo& info,
                                        const std::vector<RunRecord>& runs, const std::vector<SweepRecord>& sweep) {
   std::filesystem::create_directories(dir);
-  std::vector<std::string> written, csv_files;
+  std::vector<std::string> written;
   const std::vector<study::Table> tables = make_tables(runs, sweep, settings);
   for (std::size_t i = 0; i < tables.size(); ++i) {
     tables[i].write_csv(dir + "/" + csv_specs()[i].file);
-    written.push_back(dir + "/" + csv_specs()[i].file);
-    csv_files.push_back(csv_specs()[i].file);
+    written.push_back(csv_specs()[i].file);
   }
   write_charts(dir, settings, info, runs, sweep, written);
-  tapegrad::io::write_file_atomic(dir + "/report.md", report_markdown(settings, info, runs, sweep, csv_files));
-  written.push_back(dir + "/report.md");
+  tapegrad::io::write_file_atomic(dir + "/report.md", report_markdown(settings, info, runs, sweep));
+  written.push_back("report.md");
   return written;
 }
 

@@ -55,7 +55,7 @@ struct CsvSpec {
 };
 const std::vector<CsvSpec>& csv_specs();
 
-// Writes everything into dir (created when missing); returns the paths written.
+// Writes everything into dir (created when missing); returns the names of the files written.
 std::vector<std::string> write_outputs(const std::string& dir, const Settings& settings, const SetupInfo& info,
                                        const std::vector<RunRecord>& runs, const std::vector<SweepRecord>& sweep);
 
@@ -82,6 +82,6 @@ double bottom_to_top_ratio(const Snapshot& s);
 
 // report.md's text (report_md.cpp).
 std::string report_markdown(const Settings& settings, const SetupInfo& info, const std::vector<RunRecord>& runs,
-                            const std::vector<SweepRecord>& sweep, const std::vector<std::string>& csv_files);
+                            const std::vector<SweepRecord>& sweep);
 
 }  // namespace depth_study

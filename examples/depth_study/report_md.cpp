@@ -3,8 +3,7 @@
 // gives a number or names a winner is computed from this run's results.
 #include <cmath>
 #include <sstream>
-#include <thread>
-
+#include <study/common.hpp>
 #include <study/report.hpp>
 
 #include "outputs.hpp"
@@ -12,6 +11,7 @@
 namespace depth_study {
 
 using study::fmt;
+using study::join;
 
 namespace {
 
@@ -21,17 +21,6 @@ std::string init_description(const std::string& init) {
            "(attention output, FFN fc2) N(0, (0.02/√(2L))²), biases 0";
   if (init == "pytorch") return "PyTorch's module defaults: Linear weights and biases U(±1/√fan_in), Embedding N(0, 1)";
   return "Xavier: Linear weights Xavier-uniform, biases 0, embeddings N(0, 1/d_model)";
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : sep) + i;
-  return out;
-}
-
-std::string clock(double seconds) {
-  const long t = std::lround(seconds);
-  return std::to_string(t / 60) + " min " + std::to_string(t % 60) + " s";
 }
 
 std::string image(const std::string& file, const std::string& alt) { return "![" + alt + "](" + file + ")\n"; }
@@ -45,7 +34,6 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
     const Variant& v = variant_from_name(name);
     variants.push_back(v.label + " (`" + v.name + "`): " + v.formula);
   }
-  const std::int64_t warmup = t.warmup >= t.steps ? t.steps / 10 : t.warmup;
   study::Table setup({"setting", "value"});
   setup.add({"data", info.data});
   setup.add({"tokenizer", info.tokenizer + ", " + std::to_string(info.vocab_size) + " tokens"});
@@ -64,14 +52,8 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
   for (const auto& i : s.inits) inits.push_back("`" + i + "`: " + init_description(i));
   setup.add({"init of the trained runs", join(inits, "<br>")});
   setup.add({"inits compared at initialization", join(s.all_inits())});
-  std::string optimizer = t.optimizer == "sgd" ? "SGD, momentum 0.9, L2 weight decay " : (t.optimizer == "adam" ? "Adam" : "AdamW");
-  if (t.optimizer != "sgd") optimizer += ", betas (0.9, 0.95), weight decay " + fmt(t.weight_decay);
-  else optimizer += fmt(t.weight_decay);
-  setup.add({"optimizer", optimizer + " (no decay on norms, biases, embeddings)"});
-  setup.add({"training", std::to_string(t.steps) + " steps of " + std::to_string(t.batch) + " × " + std::to_string(s.shape.seq_len) +
-                             " tokens, lr " + fmt(t.lr) + " for every placement, " + std::to_string(warmup) + " warm-up steps then " +
-                             (t.schedule == "cosine" ? "cosine decay to 0.1 × lr" : "constant") +
-                             ", gradient clipping " + (t.clip > 0 ? "at global norm " + fmt(t.clip) : "off")});
+  setup.add({"training", "batches of " + std::to_string(t.batch) + " × " + std::to_string(s.shape.seq_len) + " tokens; " +
+                             study::describe(t) + "; the same for every placement"});
   setup.add({"seed", std::to_string(s.seed) + ": every model is built right after manual_seed(seed); every run draws its "
                      "training batches from a generator seeded the same way, so all runs see the same batches in the same order"});
   setup.add({"probe batch", std::to_string(s.probe_batch) + " windows spread evenly over the first half of the validation "
@@ -80,9 +62,8 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
                                     std::to_string(t.batch) + " windows spread evenly over the second half of the validation split"});
   setup.add({"lr sweep", "L = " + std::to_string(s.sweep_depth) + ", " + std::to_string(s.sweep_steps) + " steps, lrs " +
                              join(lrs) + ", init " + s.inits.front() + ", otherwise as above"});
-  setup.add({"threads", std::to_string(info.threads) + " (this machine has " + std::to_string(std::thread::hardware_concurrency()) +
-                            " hardware threads)"});
-  setup.add({"wall time", clock(info.seconds) + "; load average (1, 5, 15 min) at the start " + info.load_start +
+  setup.add({"machine", study::machine_line()});
+  setup.add({"wall time", study::clock_str(info.seconds) + " (m:ss); load average (1, 5, 15 min) at the start " + info.load_start +
                               ", at the end " + info.load_end});
   md << "## Setup\n\nRerun it with:\n\n```sh\n" << info.command << "\n```\n\n" << setup.markdown() << "\n"
      << "**Status of a run.** `ok`; `non-finite`: the training loss became NaN or Inf and the run stopped there; "
@@ -239,7 +220,7 @@ void sweep_section(std::ostringstream& md, const Settings& s, const std::vector<
 }  // namespace
 
 std::string report_markdown(const Settings& s, const SetupInfo& info, const std::vector<RunRecord>& runs,
-                            const std::vector<SweepRecord>& sweep, const std::vector<std::string>& csv_files) {
+                            const std::vector<SweepRecord>& sweep) {
   std::ostringstream md;
   md << "# Depth study: residual and norm placement against depth\n\n"
         "Written by `depth_study`. Every number and chart below was measured by the run described in Setup; the raw "
@@ -253,8 +234,7 @@ std::string report_markdown(const Settings& s, const SetupInfo& info, const std:
   loss_section(md, s, info, runs);
   sweep_section(md, s, sweep);
   md << "## Files\n\n";
-  for (std::size_t i = 0; i < csv_files.size(); ++i)
-    md << "- `" << csv_files[i] << "`: " << join(csv_specs()[i].columns) << "\n";
+  for (const CsvSpec& spec : csv_specs()) md << "- `" << spec.file << "`: " << join(spec.columns) << "\n";
   md << "\n`stage` is `init` (before training) or `trained` (after it); `layer` counts blocks from 1 at the bottom.\n";
   return md.str();
 }

@@ -60,6 +60,7 @@ std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int6
   config.block.placement = variant.placement;
   config.block.norm = variant.norm;
   config.block.residual_scale = variant.residual_scale;
+  config.b2t_scaling = variant.b2t_scaling;
   config.init = nn::init_scheme_from_name(init);
   return std::make_shared<nn::TransformerLM>(config);
 }
@@ -136,31 +137,11 @@ double validation_loss(nn::TransformerLM& model, const Data& data) {
   return total / static_cast<double>(n);
 }
 
-namespace {
-
-std::unique_ptr<optim::Optimizer> make_optimizer(nn::TransformerLM& model, const TrainOptions& o) {
-  if (o.optimizer == "sgd")  // momentum 0.9, L2 weight decay on the matrices only
-    return std::make_unique<optim::SGD>(optim::weight_decay_groups(model, optim::SGDOptions(o.lr).momentum(0.9).weight_decay(o.weight_decay)));
-  // Betas (0.9, 0.95) as GPT-3 and train_lm; no weight decay on norms, biases, embeddings.
-  const auto options = optim::AdamOptions(o.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(o.weight_decay);
-  if (o.optimizer == "adam") return std::make_unique<optim::Adam>(optim::weight_decay_groups(model, options));
-  return std::make_unique<optim::AdamW>(optim::weight_decay_groups(model, options));
-}
-
-std::unique_ptr<optim::LRSchedule> make_schedule(optim::Optimizer& optimizer, const TrainOptions& o) {
-  // A run shorter than the warmup warms up over its first tenth instead (as train_lm).
-  const std::int64_t warmup = o.warmup >= o.steps ? o.steps / 10 : o.warmup;
-  if (o.schedule == "constant") return std::make_unique<optim::LinearWarmup>(optimizer, warmup);
-  return std::make_unique<optim::WarmupCosine>(optimizer, warmup, std::max<std::int64_t>(o.steps, 1), 0.1);
-}
-
-}  // namespace
-
 TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions& o,
                   const std::function<bool(std::int64_t, double)>& after_step) {
   const auto start = std::chrono::steady_clock::now();
-  auto optimizer = make_optimizer(model, o);
-  auto schedule = make_schedule(*optimizer, o);
+  auto optimizer = study::make_optimizer(model, o);
+  auto schedule = study::make_schedule(*optimizer, o);
   Generator batches(o.batch_seed);
   TrainResult r;
   for (std::int64_t step = 0; step < o.steps; ++step) {
@@ -187,10 +168,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
   model.zero_grad();
   r.initial_loss = r.loss.empty() ? NAN : r.loss.front();
   if (r.status == "ok" && !r.loss.empty()) {
-    const std::size_t tail = std::max<std::size_t>(1, r.loss.size() / 10);
-    double sum = 0;
-    for (std::size_t i = r.loss.size() - tail; i < r.loss.size(); ++i) sum += r.loss[i];
-    r.final_loss = sum / static_cast<double>(tail);
+    r.final_loss = study::mean_of_last(r.loss, std::max<std::size_t>(1, r.loss.size() / 10));
     r.val_loss = validation_loss(model, data);
     if (!std::isfinite(r.val_loss)) r.status = "non-finite";
     else if (!(r.final_loss < r.initial_loss)) r.status = "no progress";

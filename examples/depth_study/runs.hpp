@@ -16,6 +16,8 @@
 
 #include <tapegrad/tapegrad.hpp>
 
+#include <study/common.hpp>
+
 #include "variants.hpp"
 
 namespace depth_study {
@@ -59,11 +61,12 @@ Snapshot measure(tapegrad::nn::TransformerLM& model, const tapegrad::data::Batch
 // --check requires it to be tiny, so the snapshots measure the model that is trained.
 double probe_forward_mismatch(tapegrad::nn::TransformerLM& model, const tapegrad::data::Batch& probe);
 
-struct TrainOptions {
-  std::int64_t steps = 150, warmup = 15, batch = 8, seq_len = 32;
-  double lr = 1e-3, weight_decay = 0.1, clip = 1.0;
-  std::string optimizer = "adamw", schedule = "cosine";
+struct TrainOptions : study::Training {  // the optimizer, the schedule, the steps
+  std::int64_t batch = 8, seq_len = 32;
   std::uint64_t batch_seed = 0;  // every run draws the same batches in the same order
+
+  // Betas (0.9, 0.95) as GPT-3 and train_lm.
+  TrainOptions() { lr = 1e-3, weight_decay = 0.1, min_lr_ratio = 0.1, clip = 1.0, beta2 = 0.95, steps = 150, warmup = 15; }
 };
 
 struct TrainResult {

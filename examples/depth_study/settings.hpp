@@ -13,7 +13,7 @@
 
 namespace depth_study {
 
-struct Settings {
+struct Settings : study::Machinery {  // seed, threads, --out, --smoke, --check
   // data
   std::string data;  // empty: the default corpus (data::Corpus::default_corpus)
   std::string tokenizer = "char";
@@ -30,11 +30,8 @@ struct Settings {
   // learning-rate sweep
   std::int64_t sweep_depth = 12, sweep_steps = 80;
   std::vector<double> sweep_lrs = {3e-4, 1e-3, 3e-3, 1e-2};
-  // machinery
-  std::uint64_t seed = 1234;
-  std::int64_t threads = 0;
-  std::string out = "depth_study_out";
-  bool smoke = false, check = false;
+
+  Settings() { seed = 1234, out = "depth_study_out"; }
 
   // The inits measured at all: the trained ones, then the other compared ones.
   std::vector<std::string> all_inits() const {

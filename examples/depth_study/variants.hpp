@@ -6,7 +6,9 @@
 //   post          y = LN(x + F(x))              Post-LN (Vaswani et al. 2017)
 //   pre           y = x + F(LN(x))              Pre-LN (GPT-2), a final LN before the output layer
 //   b2t           Post-LN plus the block input added before the block's last LN
-//                 (Takase et al. 2022), block weights scaled by L^-1/2
+//                 (Takase et al. 2022)
+//   b2t-scaled    b2t with every Linear weight of the blocks scaled by L^-1/2 at init
+//                 (b2t_scaling, nn/model_init.hpp)
 //   deepnorm      y = LN(α·x + F(x)), α = (2L)^1/4, Xavier init with gain β = (8L)^-1/4
 //                 for FFN, value and output projections (Wang et al. 2022)
 //   rezero        y = x + a·F(x), a learnable scalar a = 0 at init, no norm (Bachlechner et al. 2020)
@@ -30,6 +32,7 @@ struct Variant {
   tapegrad::nn::Placement placement = tapegrad::nn::Placement::pre;
   tapegrad::nn::NormKind norm = tapegrad::nn::NormKind::layernorm;
   double residual_scale = 1.0;
+  bool b2t_scaling = false;  // the blocks' Linear weights × L^(-1/2) at init
 };
 
 const std::vector<Variant>& all_variants();

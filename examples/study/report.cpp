@@ -66,19 +66,38 @@ std::string xml_escape(const std::string& s) {
   return out;
 }
 
-// "Nice" tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten.
-std::vector<double> nice_ticks(double lo, double hi, int target = 6) {
-  const double raw = (hi - lo) / target;
+// "Nice" tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, and at
+// least min_step (1: whole numbers only).
+std::vector<double> nice_ticks(double lo, double hi, double min_step = 0) {
+  const double raw = (hi - lo) / 6;  // about six ticks
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
   double step = magnitude;
   for (double m : {1.0, 2.0, 5.0, 10.0})
     if (m * magnitude >= raw) { step = m * magnitude; break; }
+  step = std::max(step, min_step);
   std::vector<double> ticks;
   for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(std::abs(t) < step * 1e-9 ? 0.0 : t);
   return ticks;
 }
 
-// Distinguishable colours (Okabe-Ito, safe for colour-blind readers), then repeats dashed.
+// Ticks of a log10 axis (lo, hi are exponents): the powers of ten in range, every k-th one
+// when there are more than 8, so that the labels never overlap. Under two powers of ten in
+// range, nice steps of the values themselves (1.8, 2, 2.2).
+std::vector<double> log_ticks(double lo, double hi) {
+  const double first = std::ceil(lo), last = std::floor(hi);
+  if (last <= first) {
+    std::vector<double> ticks;
+    for (double v : nice_ticks(std::pow(10.0, lo), std::pow(10.0, hi)))
+      if (v > 0) ticks.push_back(std::log10(v));
+    return ticks;
+  }
+  const double k = std::ceil((last - first + 1) / 8);
+  std::vector<double> ticks;
+  for (double e = std::ceil(first / k) * k; e <= last; e += k) ticks.push_back(e);
+  return ticks;
+}
+
+// Distinguishable colours (Okabe-Ito, safe for colour-blind readers); past 8, dotted repeats.
 const char* kColors[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 }  // namespace
 
@@ -94,6 +113,9 @@ std::string Table::csv() const {
 }
 
 void Table::write_csv(const std::string& path) const { tapegrad::io::write_file_atomic(path, csv()); }
+
+LineChart::LineChart(std::string title, std::string x_label, std::string y_label)
+    : title(std::move(title)), x_label(std::move(x_label)), y_label(std::move(y_label)) {}
 
 std::string LineChart::svg() const {
   // Plot area inside margins; the legend sits to the right of it.
@@ -123,20 +145,13 @@ std::string LineChart::svg() const {
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << left + pw / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << xml_escape(title) << "</text>\n";
-  // Grid and tick labels. On a log axis the ticks are the powers of ten in range.
-  std::vector<double> yticks;
-  if (log_y) {
-    for (double e = std::ceil(y0); e <= y1; e += 1) yticks.push_back(e);
-    if (yticks.size() < 2) yticks = nice_ticks(y0, y1);
-  } else {
-    yticks = nice_ticks(y0, y1);
-  }
-  for (double t : yticks) {
+  // Grid and tick labels.
+  for (double t : log_y ? log_ticks(y0, y1) : nice_ticks(y0, y1)) {
     const double y = top + (1 - (t - y0) / (y1 - y0)) * ph;
     o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n"
       << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << fmt(log_y ? std::pow(10.0, t) : t, 3) << "</text>\n";
   }
-  for (double t : nice_ticks(x0, x1)) {
+  for (double t : nice_ticks(x0, x1, integer_x ? 1 : 0)) {
     const double x = px(t);
     o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << top << "\" y2=\"" << top + ph << "\" stroke=\"#eee\"/>\n"
       << "<text x=\"" << x << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">" << fmt(t, 4) << "</text>\n";
@@ -147,10 +162,12 @@ std::string LineChart::svg() const {
   if (empty) o << "<text x=\"" << left + pw / 2 << "\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\">no finite values</text>\n";
 
   // One polyline per unbroken run of usable points; a single point gets a dot.
+  std::size_t solid = 0, dashed = 0;  // the k-th dashed series takes the k-th solid one's colour
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
-    const std::string color = kColors[k % 8];
-    const std::string dash = k >= 8 ? " stroke-dasharray=\"5,3\"" : "";
+    const std::size_t n = s.dashed ? dashed++ : solid++;
+    const std::string color = kColors[n % 8];
+    const std::string dash = s.dashed ? " stroke-dasharray=\"7,4\"" : n >= 8 ? " stroke-dasharray=\"2,3\"" : "";
     std::vector<std::pair<double, double>> run;
     auto flush = [&] {
       if (run.size() == 1) o << "<circle cx=\"" << run[0].first << "\" cy=\"" << run[0].second << "\" r=\"3\" fill=\"" << color << "\"/>\n";

@@ -9,7 +9,9 @@
 //
 //   study::LineChart chart{"Gradient norm by layer", "layer", "‖∇W‖ (log scale)"};
 //   chart.log_y = true;
+//   chart.integer_x = true;                        // layers: no tick at 1.5
 //   chart.series.push_back({"Pre-LN", {1, 2, 3}, {0.1, 0.2, 0.3}});
+//   chart.series.push_back({"Pre-LN, trained", {1, 2, 3}, {0.2, 0.2, 0.2}, true});  // dashed
 //   chart.write_svg("out/grad_norm.svg");
 #pragma once
 
@@ -40,12 +42,18 @@ class Table {
 struct Series {
   std::string name;
   std::vector<double> x, y;  // non-finite y values leave a gap (and end a diverged curve)
+  // Dashed line. The k-th dashed series takes the colour of the k-th solid one, so a chart of
+  // two variants × three tasks shows each task in one colour, each variant in one line style.
+  bool dashed = false;
 };
 
 struct LineChart {
+  LineChart(std::string title, std::string x_label, std::string y_label);
+
   std::string title, x_label, y_label;
   std::vector<Series> series;
-  bool log_y = false;  // log10 axis; values <= 0 are left out
+  bool log_y = false;      // log10 axis; values <= 0 are left out
+  bool integer_x = false;  // x ticks at whole numbers only (layers, depths)
   int width = 720, height = 420;
 
   std::string svg() const;
