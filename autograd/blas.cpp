@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "errors.hpp"
+#include "profiler.hpp"
 
 namespace tapegrad {
 
@@ -19,6 +20,7 @@ template <>
 void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                  float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                  float beta, float* C, std::int64_t ldc) {
+  profiler::GemmTimer timed;
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
               static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
@@ -28,12 +30,17 @@ template <>
 void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                   double alpha, const double* A, std::int64_t lda, const double* B,
                   std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
+  profiler::GemmTimer timed;
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
               static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
 }
 
 }  // namespace blas
+
+namespace {
+bool is_generic_core(const std::string& core);
+}
 
 std::string blas_core_name() {
   const char* name = openblas_get_corename();
@@ -44,8 +51,7 @@ void check_blas_core_once() {
   static std::once_flag once;
   std::call_once(once, [] {
     const std::string core = blas_core_name();
-    const bool generic = core == "Prescott" || core == "prescott" || core == "Core2" ||
-                         core == "Nehalem" || core == "generic";
+    const bool generic = is_generic_core(core);
     __builtin_cpu_init();
     const bool avx512 = __builtin_cpu_supports("avx512f");
     const bool avx2 = __builtin_cpu_supports("avx2");
@@ -53,7 +59,8 @@ void check_blas_core_once() {
       std::fprintf(stderr,
                    "tapegrad: warning: OpenBLAS uses its generic '%s' kernels on a CPU with %s "
                    "(matmuls run several times slower). Set OPENBLAS_CORETYPE=%s in the "
-                   "environment before starting the program.\n",
+                   "environment before starting the program (tapegrad does so itself unless "
+                   "OPENBLAS_CORETYPE or TAPEGRAD_KEEP_BLAS_CORE is set).\n",
                    core.c_str(), avx512 ? "AVX-512" : "AVX2", avx512 ? "SkylakeX" : "Haswell");
   });
 }
@@ -75,12 +82,43 @@ void set_num_threads(int n) {
 
 int get_num_threads() { return omp_get_max_threads(); }
 
+// OpenBLAS built with DYNAMIC_ARCH (Debian's) picks its kernels when it loads, through these
+// two functions. Declared weak: a BLAS without them (a single-architecture build) links too.
+extern "C" {
+__attribute__((weak)) void gotoblas_dynamic_init(void);
+__attribute__((weak)) void gotoblas_dynamic_quit(void);
+}
+
 namespace {
-// TAPEGRAD_NUM_THREADS applies as soon as the library is loaded, before the first op runs.
-const bool thread_count_applied = [] {
+
+bool is_generic_core(const std::string& core) {
+  return core == "Prescott" || core == "prescott" || core == "Core2" || core == "Nehalem" || core == "generic";
+}
+
+// OpenBLAS 0.3.21 does not recognise recent Xeons and falls back to its generic SSE3 kernels,
+// 4-5x slower. OPENBLAS_CORETYPE fixes that but is read only when the library loads, i.e.
+// before main(). So when the user has not set it and the kernels are generic on a CPU with
+// AVX-512 (or AVX2), the kernel table is chosen again here, with the variable set, the way
+// OpenBLAS does at load time. This runs while the program loads, before any BLAS call.
+// TAPEGRAD_KEEP_BLAS_CORE=1 turns it off.
+void choose_fast_blas_core() {
+  if (std::getenv("OPENBLAS_CORETYPE") || std::getenv("TAPEGRAD_KEEP_BLAS_CORE")) return;
+  if (!gotoblas_dynamic_init || !gotoblas_dynamic_quit || !is_generic_core(blas_core_name())) return;
+  __builtin_cpu_init();
+  const char* core = __builtin_cpu_supports("avx512f") ? "SkylakeX" : __builtin_cpu_supports("avx2") ? "Haswell" : nullptr;
+  if (!core) return;
+  setenv("OPENBLAS_CORETYPE", core, 0);
+  gotoblas_dynamic_quit();
+  gotoblas_dynamic_init();
+}
+
+// Both apply as soon as the library is loaded, before the first op runs.
+const bool blas_configured = [] {
+  choose_fast_blas_core();
   if (int n = thread_count_from_env()) set_num_threads(n);
   return true;
 }();
+
 }  // namespace
 
 }  // namespace tapegrad

@@ -21,6 +21,8 @@
 #include "grad_mode.hpp"
 #include "node.hpp"
 #include "ops.hpp"
+#include "parallel.hpp"
+#include "profiler.hpp"
 
 namespace tapegrad {
 
@@ -66,7 +68,18 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
     leaf.grad = sole_owner ? grad.impl_ptr() : grad.clone().impl_ptr();
   } else {
     Tensor acc(leaf.grad);
-    acc.copy_(add(acc, grad));
+    if (acc.is_contiguous() && grad.is_contiguous() && acc.dtype() == grad.dtype()) {
+      // acc += grad in place: no temporary (for a tied 50257 x 768 embedding, 154 MB)
+      dispatch_floating(acc.dtype(), "accumulate_grad", [&]<typename T>() {
+        T* a = acc.data<T>();
+        const T* g = grad.data<T>();
+        const std::int64_t n = acc.numel();
+#pragma omp parallel for simd if (n > kParallelGrain)
+        for (std::int64_t i = 0; i < n; ++i) a[i] += g[i];
+      });
+    } else {
+      acc.copy_(add(acc, grad));
+    }
   }
 }
 
@@ -112,6 +125,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     if (found != grads.end()) {  // a node may receive nothing (inputs that get no gradient)
       Tensor dout = std::move(found->second);
       grads.erase(found);
+      profiler::Scope timed(node->name.c_str(), profiler::Phase::backward);
       TensorList dinputs = node->apply(dout);
       if (dinputs.size() != node->next_edges.size())
         throw GraphError("backward of '" + node->name + "' returned " +
@@ -137,6 +151,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
     }
     if (!retain_graph) node->release();  // free the saved tensors as soon as they are used
   }
+  profiler::mark();
 }
 
 }  // namespace tapegrad

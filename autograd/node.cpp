@@ -7,6 +7,7 @@
 
 #include "anomaly.hpp"
 #include "grad_mode.hpp"
+#include "profiler.hpp"
 #include "shape.hpp"
 
 namespace tapegrad {
@@ -71,6 +72,7 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
   impl.grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(needs), std::move(shapes),
                                         std::move(dtypes), impl.shape, impl.dtype, std::move(backward));
   impl.requires_grad = true;
+  profiler::forward_op_done(name);
   if (is_anomaly_enabled()) {
     impl.grad_fn->module_path = current_module_path();
     if (has_non_finite(out))

@@ -179,6 +179,11 @@ struct AttentionOptions {
 // stored). A query row whose keys are all masked outputs zeros (PyTorch gives NaN).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const AttentionOptions& options = {});
+// Self-attention from the packed projection qkv (B, T, 3C) = [q | k | v], n_heads heads of
+// D = C / n_heads columns each, to the merged heads (B, T, C): the same result as splitting
+// qkv into (B, H, T, D) views, scaled_dot_product_attention, and merging the heads back, with
+// no copies around the kernel (forward or backward). key_padding_mask is (B, T).
+Tensor self_attention_packed(const Tensor& qkv, std::int64_t n_heads, const AttentionOptions& options = {});
 
 // ---------------------------------------------------------------- dropout (ops/dropout.cpp)
 // In training: zero each element with probability p and scale the rest by 1/(1-p), with a

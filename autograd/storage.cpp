@@ -1,8 +1,13 @@
-// storage.cpp — aligned allocation for tensor data.
+// storage.cpp — aligned allocation for tensor data, through a cache of freed blocks.
 #include "storage.hpp"
 
+#include <bit>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <new>
+#include <unordered_map>
+#include <vector>
 
 namespace tapegrad {
 
@@ -11,22 +16,137 @@ namespace tapegrad {
 constexpr std::size_t kAlignment = 64;
 
 namespace {
+
 std::atomic<std::size_t> live_bytes_counter{0};
+
+// The size class of a request: multiples of 64 bytes up to 4 KiB, then 8 classes per power of
+// two (4096, 4608, 5120, ...), so a block is at most 12.5% larger than asked.
+std::size_t size_class(std::size_t nbytes) {
+  if (nbytes <= 4096) return (std::max<std::size_t>(nbytes, 1) + 63) / 64 * 64;
+  const std::size_t step = std::bit_floor(nbytes) / 8;
+  return (nbytes + step - 1) / step * step;
 }
+
+// Under AddressSanitizer the cache is off by default: a reused block would hide a
+// use-after-free from it.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr std::size_t kDefaultLimit = 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr std::size_t kDefaultLimit = 0;
+#else
+constexpr std::size_t kDefaultLimit = std::size_t(2) << 30;
+#endif
+#else
+constexpr std::size_t kDefaultLimit = std::size_t(2) << 30;
+#endif
+
+std::size_t limit_from_env() {
+  const char* env = std::getenv("TAPEGRAD_CACHE_LIMIT_MB");
+  return env ? static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) << 20 : kDefaultLimit;
+}
+
+// Free blocks by size class. One mutex: allocations come from the thread running the ops,
+// rarely from several at once, and each is far costlier than the lock.
+struct Cache {
+  std::mutex mutex;
+  std::unordered_map<std::size_t, std::vector<void*>> bins;
+  std::size_t cached = 0, held = 0, peak = 0, limit = limit_from_env();
+  std::uint64_t allocations = 0, os_allocations = 0;
+
+  void release_all() {
+    for (auto& [_, blocks] : bins)
+      for (void* p : blocks) ::operator delete(p, std::align_val_t(kAlignment));
+    held -= cached;
+    cached = 0;
+    bins.clear();
+  }
+};
+
+Cache& cache() {
+  static Cache* c = new Cache;  // never destroyed: Storages may outlive static destructors
+  return *c;
+}
+
+void* allocate(std::size_t block) {
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    ++c.allocations;
+    auto it = c.bins.find(block);
+    if (it != c.bins.end() && !it->second.empty()) {
+      void* p = it->second.back();
+      it->second.pop_back();
+      c.cached -= block;
+      return p;
+    }
+    ++c.os_allocations;
+    c.held += block;
+    c.peak = std::max(c.peak, c.held);
+  }
+  // operator new with an alignment never returns null (it throws std::bad_alloc). On failure,
+  // give the cache back to the OS and try once more before giving up.
+  try {
+    return ::operator new(block, std::align_val_t(kAlignment));
+  } catch (const std::bad_alloc&) {
+    empty_cache();
+    return ::operator new(block, std::align_val_t(kAlignment));
+  }
+}
+
+void deallocate(void* p, std::size_t block) {
+  Cache& c = cache();
+  {
+    std::lock_guard lock(c.mutex);
+    if (c.cached + block <= c.limit) {
+      c.bins[block].push_back(p);
+      c.cached += block;
+      return;
+    }
+    c.held -= block;
+  }
+  ::operator delete(p, std::align_val_t(kAlignment));
+}
+
+}  // namespace
 
 std::size_t Storage::live_bytes() { return live_bytes_counter.load(); }
 
 Storage::Storage(std::size_t nbytes, bool zero) : nbytes_(nbytes) {
-  // operator new with an alignment never returns null (it throws std::bad_alloc); allocate
-  // at least one byte so that data() of an empty tensor is still a valid pointer.
-  data_ = ::operator new(nbytes == 0 ? 1 : nbytes, std::align_val_t(kAlignment));
+  // At least one byte, so that data() of an empty tensor is still a valid pointer.
+  data_ = allocate(size_class(nbytes));
   if (zero) std::memset(data_, 0, nbytes);
   live_bytes_counter += nbytes_;
 }
 
 Storage::~Storage() {
   live_bytes_counter -= nbytes_;
-  ::operator delete(data_, std::align_val_t(kAlignment));
+  deallocate(data_, size_class(nbytes_));
+}
+
+AllocatorStats allocator_stats() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return {c.allocations, c.os_allocations, c.cached, c.peak};
+}
+
+void empty_cache() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  c.release_all();
+}
+
+void set_cache_limit(std::size_t bytes) {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  c.limit = bytes;
+  if (c.cached > bytes) c.release_all();
+}
+
+std::size_t cache_limit() {
+  Cache& c = cache();
+  std::lock_guard lock(c.mutex);
+  return c.limit;
 }
 
 }  // namespace tapegrad

@@ -60,8 +60,15 @@ void check_input(const Tensor& x, std::int64_t C, const char* what) {
 Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& key_padding_mask) {
   if (options.cross()) throw ValueError("MultiHeadAttention: this module does cross-attention; call forward_cross");
   check_input(x, options.d_model(), "x");
-  const TensorList qkv_heads = split_heads(qkv->forward(x), 3);
-  return attend(qkv_heads[0], qkv_heads[1], qkv_heads[2], key_padding_mask, options.causal());
+  // The fused op reads the heads in place from qkv's output and writes them merged.
+  const auto scope = anomaly_scope();
+  AttentionOptions a;
+  a.causal = options.causal();
+  a.key_padding_mask = key_padding_mask;
+  a.dropout_p = options.attn_dropout();
+  a.training = is_training();
+  const Tensor merged = self_attention_packed(qkv->forward(x), options.n_heads(), a);  // (B, T, C)
+  return resid_drop->forward(out_proj->forward(merged));
 }
 
 Tensor MultiHeadAttention::forward_cross(const Tensor& x, const Tensor& memory, const Tensor& memory_padding_mask) {

@@ -49,7 +49,7 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c) : Module("Seq2Seq
     head = register_module("head", std::make_shared<Linear>(LinearOptions(b.d_model, c.tgt_vocab_size).bias(false).dtype(b.dtype)));
 
   for (auto& e : {src_emb, src_pos, tgt_emb, tgt_pos}) init_embedding(*e, c.init);
-  const bool b2t = c.b2t_scaling.value_or(b.placement == Placement::b2t);
+  const bool b2t = c.b2t_scaling.value_or(false);
   init_blocks(*encoder, c.init, enc_dn.beta, b2t);
   init_blocks(*decoder, c.init, dec_dn.beta, b2t);
 }

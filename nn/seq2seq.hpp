@@ -26,7 +26,7 @@ struct Seq2SeqConfig {
   TransformerBlockConfig block;  // causal and cross_attention are set per side
   bool tie_target_weights = true;  // decoder head tied to the target embedding
   InitScheme init = InitScheme::xavier;
-  std::optional<bool> b2t_scaling;  // default: on for b2t
+  std::optional<bool> b2t_scaling;  // L^(-1/2) weight scaling per side (model_init.hpp); off unless set
   void validate() const;
 };
 

@@ -49,7 +49,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   init_embedding(*pos_emb, c.init);
   if (lm_head && c.init == InitScheme::gpt2) init::normal_(lm_head->weight, 0.0, 0.02);
   init_blocks(*blocks, c.init, deepnorm_decoder_only(c.n_layers).beta,
-              c.b2t_scaling.value_or(b.placement == Placement::b2t));
+              c.b2t_scaling.value_or(false));
 }
 
 Tensor TransformerLM::forward(const Tensor& tokens, const Tensor& classes) {

@@ -25,7 +25,7 @@ struct TransformerLMConfig {
   TransformerBlockConfig block;  // block.causal is forced on
   bool tie_weights = true;
   InitScheme init = InitScheme::gpt2;
-  // B2T's L^(-1/2) weight scaling: on by default for the b2t placement.
+  // The optional L^(-1/2) scaling of the blocks' Linear weights (model_init.hpp); off unless set.
   std::optional<bool> b2t_scaling;
   std::int64_t n_classes = 0;  // > 0: conditional model (block.norm adaln or adaln_zero)
   void validate() const;

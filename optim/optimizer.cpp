@@ -2,10 +2,14 @@
 // state snapshot and its validated restore, and the weight-decay split of a model.
 #include "optimizer.hpp"
 
+#include <exception>
 #include <set>
 #include <sstream>
 
+#include "../autograd/blas.hpp"
 #include "../autograd/grad_mode.hpp"
+#include "../autograd/parallel.hpp"
+#include "../autograd/profiler.hpp"
 #include "../nn/embedding.hpp"
 
 namespace tapegrad::optim {
@@ -61,21 +65,45 @@ const NamedTensors& Optimizer::group_params(std::size_t group) const {
 }
 
 void Optimizer::step() {
+  profiler::Scope timed("optimizer.step", profiler::Phase::other);
   NoGradGuard no_grad;
-  for (std::size_t g = 0; g < groups_.size(); ++g) {
+  // Large parameters are updated one after the other, each by all threads (the update's own
+  // parallel loop). The many small ones (biases, norm gains) are each below the size worth a
+  // parallel loop, so instead they are spread over the threads, one parameter per task, in one
+  // parallel region. Each parameter's update is independent of the others: the result is the
+  // same for any thread count and order.
+  std::vector<std::pair<std::size_t, std::size_t>> small;
+  auto update_one = [&](std::size_t g, std::size_t i) {
+    const Tensor& param = groups_[g][i].second;
+    Tensor grad = param.grad();
+    if (!grad.defined()) return;  // not reached by backward: no update, state untouched
+    if (!grad.is_contiguous()) grad = grad.contiguous();
+    ParamState& state = states_[g][i];
+    ++state.step;
+    update(g, param, grad, state);
+  };
+  for (std::size_t g = 0; g < groups_.size(); ++g)
     for (std::size_t i = 0; i < groups_[g].size(); ++i) {
-      const Tensor& param = groups_[g][i].second;
-      Tensor grad = param.grad();
-      if (!grad.defined()) continue;  // not reached by backward: no update, state untouched
-      if (!grad.is_contiguous()) grad = grad.contiguous();
-      ParamState& state = states_[g][i];
-      ++state.step;
-      update(g, param, grad, state);
+      if (groups_[g][i].second.numel() > kParallelGrain) update_one(g, i);
+      else small.emplace_back(g, i);
+    }
+  std::exception_ptr error;  // an exception must not leave an OpenMP region: rethrown below
+  const auto n = static_cast<std::int64_t>(small.size());
+#pragma omp parallel for schedule(dynamic, 4) if (n > 8 && get_num_threads() > 1)
+  for (std::int64_t k = 0; k < n; ++k) {
+    try {
+      NoGradGuard worker_no_grad;  // grad mode is per thread
+      update_one(small[k].first, small[k].second);
+    } catch (...) {
+#pragma omp critical(tapegrad_optimizer_error)
+      if (!error) error = std::current_exception();
     }
   }
+  if (error) std::rethrow_exception(error);
 }
 
 void Optimizer::zero_grad() {
+  profiler::Scope timed("optimizer.zero_grad", profiler::Phase::other);
   for (auto& group : groups_)
     for (auto& [_, p] : group) p.reset_grad();
 }

@@ -15,6 +15,7 @@
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
+#include "../vec_math.hpp"
 #include "../random.hpp"
 
 namespace tapegrad {
@@ -76,11 +77,41 @@ void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
   blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, T(0), C, ldc);
 }
 
-// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i.
+// With a causal mask, query i sees keys 0..i only, so the products skip the hidden upper
+// triangle: queries are taken in blocks of kCausalBlock rows, and block [i0, i1) multiplies
+// with keys [0, i1) alone (keys [j0, j1) with queries [j0, Tq) alone, for the transposed
+// products of the backward). At T = 256 that is 10 of 16 blocks of the full product.
+constexpr std::int64_t kCausalBlock = 64;
+
+// Calls f(i0, i1, key_end) for each block of query rows: key_end is how many keys (from 0)
+// the block can see. Without a causal mask, one block of every row and every key.
+template <typename F>
+void for_each_query_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
+  if (!cfg.causal) return f(std::int64_t(0), d.Tq, d.Tk);
+  for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kCausalBlock) {
+    const std::int64_t i1 = std::min(i0 + kCausalBlock, d.Tq);
+    f(i0, i1, std::min(i1, d.Tk));
+  }
+}
+
+// Calls f(j0, j1, query_begin) for each block of key columns: query_begin is the first query
+// that sees them (all queries without a causal mask).
+template <typename F>
+void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
+  if (!cfg.causal) return f(std::int64_t(0), d.Tk, std::int64_t(0));
+  for (std::int64_t j0 = 0; j0 < d.Tk; j0 += kCausalBlock)
+    f(j0, std::min(j0 + kCausalBlock, d.Tk), std::min(j0, d.Tq));
+}
+
+// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i
+// (the causal blocks leave the hidden entries unwritten; the mask fills them).
 template <typename T>
 void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64_t ldk,
                       const AttentionDims& d, const AttentionConfig& cfg, std::int64_t b) {
-  gemm_or_zero<T>(false, true, d.Tq, d.Tk, d.D, static_cast<T>(cfg.scale), q, ldq, k, ldk, S, d.Tk);
+  for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+    gemm_or_zero<T>(false, true, i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, ldk,
+                    S + i0 * d.Tk, d.Tk);
+  });
   const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
   for (std::int64_t i = 0; i < d.Tq; ++i) {
     T* row = S + i * d.Tk;
@@ -105,12 +136,16 @@ void draw_keep(unsigned char* keep, std::int64_t n, double p, std::uint64_t seed
   for (std::int64_t i = 0; i < n; ++i) keep[i] = gen.next_double() >= p;
 }
 
-// ---- kernels: out (B, H, Tq, Dv), lse (B, H, Tq) and the gradients are contiguous; q, k, v
-// and dout are read through their HeadLayout.
+// The layout of a contiguous (B, H, T, D) tensor.
+HeadLayout contiguous_layout(std::int64_t H, std::int64_t T, std::int64_t D) { return {H * T * D, T * D, D}; }
+
+// ---- kernels: lse (B, H, Tq) is contiguous; q, k, v, dout, out and the gradients are read
+// and written through their HeadLayout.
 
 template <typename T>
-void attention_forward(T* out, T* lse, const T* q, const HeadLayout& lq, const T* k, const HeadLayout& lk,
-                       const T* v, const HeadLayout& lv, const AttentionDims& d, const AttentionConfig& cfg) {
+void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const HeadLayout& lq, const T* k,
+                       const HeadLayout& lk, const T* v, const HeadLayout& lv, const AttentionDims& d,
+                       const AttentionConfig& cfg) {
   const std::int64_t n = d.Tq * d.Tk;
   const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
@@ -127,15 +162,17 @@ void attention_forward(T* out, T* lse, const T* q, const HeadLayout& lq, const T
         T* row = P.data() + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg);
         T row_max = -INFINITY;
+#pragma omp simd reduction(max : row_max)
         for (std::int64_t j = 0; j < end; ++j) row_max = std::max(row_max, row[j]);
         if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
           std::fill(row, row + d.Tk, T(0));
           lse[pair * d.Tq + i] = -INFINITY;
           continue;
         }
-        double sum = 0;  // in double, as softmax.cpp
+        double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
+#pragma omp simd reduction(+ : sum)
         for (std::int64_t j = 0; j < end; ++j) {
-          row[j] = std::exp(row[j] - row_max);  // masked: exp(-inf) = 0
+          row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
           sum += row[j];
         }
         const T inv_sum = static_cast<T>(1.0 / sum);
@@ -150,16 +187,19 @@ void attention_forward(T* out, T* lse, const T* q, const HeadLayout& lq, const T
         for (std::int64_t i = 0; i < n; ++i) P[i] = keep[i] ? P[i] * keep_scale : T(0);
       }
       // out (Tq, Dv) = Pd (Tq, Tk) · v (Tk, Dv)
-      gemm_or_zero<T>(false, false, d.Tq, d.Dv, d.Tk, T(1), P.data(), d.Tk, v + lv.offset(b, h), lv.ld,
-                      out + pair * d.Tq * d.Dv, d.Dv);
+      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+        gemm_or_zero<T>(false, false, i1 - i0, d.Dv, key_end, T(1), P.data() + i0 * d.Tk, d.Tk, v + lv.offset(b, h),
+                        lv.ld, out + lout.offset(b, h) + i0 * lout.ld, lout.ld);
+      });
     }
   }
 }
 
 // Gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only read when
-// dq or dk is needed).
+// dq or dk is needed). dq, dk, dv are written through the layouts of q, k and v (lgq, lgk, lgv).
 template <typename T>
-void attention_backward(T* dq, T* dk, T* dv, const T* dout, const HeadLayout& lo, const T* q,
+void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& lgk, T* dv, const HeadLayout& lgv,
+                        const T* dout, const HeadLayout& lo, const T* q,
                         const HeadLayout& lq, const T* k, const HeadLayout& lk, const T* v,
                         const HeadLayout& lv, const T* lse, const AttentionDims& d,
                         const AttentionConfig& cfg) {
@@ -185,7 +225,7 @@ void attention_backward(T* dq, T* dk, T* dv, const T* dout, const HeadLayout& lo
         T* row = P.data() + i * d.Tk;
         const T row_lse = lse[pair * d.Tq + i];
         const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
-        for (std::int64_t j = 0; j < end; ++j) row[j] = std::exp(row[j] - row_lse);
+        for (std::int64_t j = 0; j < end; ++j) row[j] = vec::exp(row[j] - row_lse);
         std::fill(row + end, row + d.Tk, T(0));
       }
       if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
@@ -196,13 +236,17 @@ void attention_backward(T* dq, T* dk, T* dv, const T* dout, const HeadLayout& lo
           pd = Pd.data();
         }
         // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
-        gemm_or_zero<T>(true, false, d.Tk, d.Dv, d.Tq, T(1), pd, d.Tk, dop, lo.ld, dv + pair * d.Tk * d.Dv,
-                        d.Dv);
+        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
+          gemm_or_zero<T>(true, false, j1 - j0, d.Dv, d.Tq - query_begin, T(1), pd + query_begin * d.Tk + j0, d.Tk,
+                          dop + query_begin * lo.ld, lo.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld);
+        });
       }
       if (!need_ds) continue;
       // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
-      gemm_or_zero<T>(false, true, d.Tq, d.Tk, d.Dv, T(1), dop, lo.ld, v + lv.offset(b, h), lv.ld, dP.data(),
-                      d.Tk);
+      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+        gemm_or_zero<T>(false, true, i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, v + lv.offset(b, h), lv.ld,
+                        dP.data() + i0 * d.Tk, d.Tk);
+      });
       if (cfg.seeds)  // dP = dPd ⊙ M
         for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
       // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
@@ -211,17 +255,24 @@ void attention_backward(T* dq, T* dk, T* dv, const T* dout, const HeadLayout& lo
         T* ds_row = dP.data() + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
         double dot = 0;
+#pragma omp simd reduction(+ : dot)
         for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
         const T row_dot = static_cast<T>(dot);
         for (std::int64_t j = 0; j < end; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
         std::fill(ds_row + end, ds_row + d.Tk, T(0));
       }
       // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
-      if (dq) gemm_or_zero<T>(false, false, d.Tq, d.D, d.Tk, scale, dP.data(), d.Tk, kp, lk.ld,
-                              dq + pair * d.Tq * d.D, d.D);
+      if (dq)
+        for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+          gemm_or_zero<T>(false, false, i1 - i0, d.D, key_end, scale, dP.data() + i0 * d.Tk, d.Tk, kp, lk.ld,
+                          dq + lgq.offset(b, h) + i0 * lgq.ld, lgq.ld);
+        });
       // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
-      if (dk) gemm_or_zero<T>(true, false, d.Tk, d.D, d.Tq, scale, dP.data(), d.Tk, qp, lq.ld,
-                              dk + pair * d.Tk * d.D, d.D);
+      if (dk)
+        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
+          gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP.data() + query_begin * d.Tk + j0,
+                          d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld);
+        });
     }
   }
 }
@@ -255,6 +306,26 @@ AttentionDims check_attention_args(const Tensor& q, const Tensor& k, const Tenso
   return d;
 }
 
+// Plain data for the kernels: the padding mask as bytes, one dropout seed per pair, the scale.
+struct AttentionData {
+  std::vector<unsigned char> key_padding;
+  std::vector<std::uint64_t> seeds;
+  double scale = 1.0;
+};
+
+AttentionData attention_data(const AttentionOptions& options, const AttentionDims& d) {
+  AttentionData data;
+  if (options.key_padding_mask.defined())
+    for (double m : options.key_padding_mask.to_vector<double>()) data.key_padding.push_back(m != 0.0);
+  if (options.training && options.dropout_p > 0.0) {
+    // Seeds drawn in pair order on this thread: the masks do not depend on the thread count.
+    Generator& gen = options.gen ? *options.gen : default_generator();
+    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) data.seeds.push_back(gen.next_u64());
+  }
+  data.scale = options.scale.value_or(1.0 / std::sqrt(static_cast<double>(d.D)));
+  return data;
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
@@ -263,24 +334,14 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   check_blas_core_once();
   HeadLayout lq, lk, lv;
   const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk), v = gemm_ready(v_in, lv);
-
-  // Plain data for the kernels: the padding mask as bytes, the scale, one dropout seed per pair.
-  std::vector<unsigned char> key_padding;
-  if (options.key_padding_mask.defined())
-    for (double m : options.key_padding_mask.to_vector<double>()) key_padding.push_back(m != 0.0);
-  std::vector<std::uint64_t> seeds;
-  if (options.training && options.dropout_p > 0.0) {
-    // Seeds drawn in pair order on this thread: the masks do not depend on the thread count.
-    Generator& gen = options.gen ? *options.gen : default_generator();
-    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) seeds.push_back(gen.next_u64());
-  }
-  const double scale = options.scale.value_or(1.0 / std::sqrt(static_cast<double>(d.D)));
+  const auto [key_padding, seeds, scale] = attention_data(options, d);
   const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
 
   Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.Dv}, q.dtype());  // every element is written
   Tensor lse = Tensor::empty({d.B, d.H, d.Tq}, q.dtype());
   dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-    attention_forward(out.data<T>(), lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk, v.data<T>(), lv, d, cfg);
+    attention_forward(out.data<T>(), contiguous_layout(d.H, d.Tq, d.Dv), lse.data<T>(), q.data<T>(), lq,
+                      k.data<T>(), lk, v.data<T>(), lv, d, cfg);
   });
 
   if (!should_record({q_in, k_in, v_in})) return out;
@@ -299,11 +360,68 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
            if (need_k) dk = Tensor::empty(k.shape(), k.dtype());
            if (need_v) dv = Tensor::empty({d.B, d.H, d.Tk, d.Dv}, q.dtype());
            dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-             attention_backward(need_q ? dq.data<T>() : nullptr, need_k ? dk.data<T>() : nullptr,
-                                need_v ? dv.data<T>() : nullptr, dout_ready.data<T>(), lo, q.data<T>(), lq,
+             attention_backward(need_q ? dq.data<T>() : nullptr, contiguous_layout(d.H, d.Tq, d.D),
+                                need_k ? dk.data<T>() : nullptr, contiguous_layout(d.H, d.Tk, d.D),
+                                need_v ? dv.data<T>() : nullptr, contiguous_layout(d.H, d.Tk, d.Dv),
+                                dout_ready.data<T>(), lo, q.data<T>(), lq,
                                 k.data<T>(), lk, v.defined() ? v.data<T>() : nullptr, lv, lse.data<T>(), d, c);
            });
            return {dq, dk, dv};
+         });
+  return out;
+}
+
+}  // namespace tapegrad
+
+namespace tapegrad {
+
+// The same kernels, reading q, k and v in place from the packed projection (B, T, 3C) — q in
+// columns [0, C), k in [C, 2C), v in [2C, 3C), head h in columns [h·D, (h+1)·D) of each — and
+// writing the heads merged, (B, T, C). The backward writes dqkv in the same packed layout.
+// This saves what splitting and merging heads around the 4-d op costs: a copy to merge the
+// heads in the forward, and in the backward a zero-filled (B, T, 3C) per part plus their sum.
+Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const AttentionOptions& options) {
+  constexpr const char* kPackedOp = "self_attention_packed";
+  if (qkv_in.dim() != 3 || n_heads <= 0 || qkv_in.size(2) % (3 * n_heads) != 0)
+    throw ShapeError(std::string(kPackedOp) + ": qkv must be (B, T, 3·C) with C a multiple of n_heads = " +
+                     std::to_string(n_heads) + ", got " + shape_str(qkv_in.shape()));
+  if (!is_floating(qkv_in.dtype()))
+    throw DTypeError(std::string(kPackedOp) + ": qkv must be float32 or float64, got " + dtype_name(qkv_in.dtype()));
+  const std::int64_t B = qkv_in.size(0), T = qkv_in.size(1), C = qkv_in.size(2) / 3, H = n_heads, D = C / H;
+  const AttentionDims d{B, H, T, T, D, D};
+  const Tensor& mask = options.key_padding_mask;
+  if (mask.defined() && mask.shape() != Shape{B, T})
+    throw ShapeError(std::string(kPackedOp) + ": key_padding_mask must have shape (B, T) = " + shape_str({B, T}) +
+                     ", got " + shape_str(mask.shape()));
+  if (!(options.dropout_p >= 0.0 && options.dropout_p < 1.0))
+    throw ValueError(std::string(kPackedOp) + ": dropout_p must be in [0, 1), got " + std::to_string(options.dropout_p));
+  check_blas_core_once();
+  const Tensor qkv = qkv_in.contiguous().detach();
+  // Row t of head h of q starts at column h·D of row t: ld = 3C; k and v are C and 2C further.
+  const HeadLayout packed{T * 3 * C, D, 3 * C}, merged{T * C, D, C};
+  const auto [key_padding, seeds, scale] = attention_data(options, d);
+  const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
+
+  Tensor out = Tensor::empty({B, T, C}, qkv.dtype());  // every element is written
+  Tensor lse = Tensor::empty({B, H, T}, qkv.dtype());
+  dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
+    const T_* p = qkv.data<T_>();
+    attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed, p + C, packed, p + 2 * C, packed, d, cfg);
+  });
+  if (!should_record({qkv_in})) return out;
+  record(out, kPackedOp, {qkv_in},
+         [qkv, lse, packed, merged, d, C, key_padding, seeds, causal = options.causal, p = options.dropout_p,
+          scale](const Tensor& dout) -> TensorList {
+           const Tensor g = dout.contiguous();
+           const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
+           Tensor dqkv = Tensor::empty(qkv.shape(), qkv.dtype());  // dq, dk, dv fill every column
+           dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
+             const T_* x = qkv.data<T_>();
+             T_* dx = dqkv.data<T_>();
+             attention_backward(dx, packed, dx + C, packed, dx + 2 * C, packed, g.data<T_>(), merged, x, packed,
+                                x + C, packed, x + 2 * C, packed, lse.data<T_>(), d, c);
+           });
+           return {dqkv};
          });
   return out;
 }

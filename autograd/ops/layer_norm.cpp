@@ -34,13 +34,16 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
     const T* xr = x + r * C;
     T* yr = out + r * C;
     // Statistics in double; two passes (mean, then squared deviations) instead of
-    // E[x²] − E[x]², which cancels catastrophically when |mean| ≫ std.
+    // E[x²] − E[x]², which cancels catastrophically when |mean| ≫ std. The simd reductions
+    // add in a fixed vector order: the same on every run and for every thread count.
     double m = 0;
     if (mean) {
+#pragma omp simd reduction(+ : m)
       for (std::int64_t c = 0; c < C; ++c) m += xr[c];
       m /= static_cast<double>(C);
     }
     double v = 0;
+#pragma omp simd reduction(+ : v)
     for (std::int64_t c = 0; c < C; ++c) v += (xr[c] - m) * (xr[c] - m);
     v /= static_cast<double>(C);  // biased variance (or mean(x²) for rms_norm), as PyTorch
     const T row_mean = static_cast<T>(m), row_rstd = static_cast<T>(1.0 / std::sqrt(v + eps));
@@ -82,6 +85,7 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
       if (!dx) continue;
       // mean(dxhat) and mean(dxhat ⊙ xhat) over the row
       double sum_dxhat = 0, sum_dxhat_xhat = 0;
+#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
       for (std::int64_t c = 0; c < C; ++c) {
         const double dxhat = static_cast<double>(dr[c]) * (weight ? weight[c] : T(1));
         sum_dxhat += dxhat;

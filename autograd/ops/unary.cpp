@@ -14,6 +14,7 @@
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
+#include "../vec_math.hpp"
 
 namespace tapegrad {
 
@@ -69,7 +70,7 @@ Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output,
 }  // namespace
 
 Tensor exp(const Tensor& x) {
-  Tensor y = unary_forward(x, "exp", [](auto v) { return std::exp(v); });
+  Tensor y = unary_forward(x, "exp", [](auto v) { return vec::exp(v); });
   return record_unary(y, x, "exp", true, [](auto y) { return y; });
 }
 
@@ -99,7 +100,7 @@ Tensor tanh(const Tensor& x) {
 }
 
 Tensor sigmoid(const Tensor& x) {
-  Tensor y = unary_forward(x, "sigmoid", [](auto v) { return 1 / (1 + std::exp(-v)); });
+  Tensor y = unary_forward(x, "sigmoid", [](auto v) { return 1 / (1 + vec::exp(-v)); });
   return record_unary(y, x, "sigmoid", true, [](auto y) { return y * (1 - y); });
 }
 
@@ -109,9 +110,9 @@ Tensor relu(const Tensor& x) {
 }
 
 Tensor silu(const Tensor& x) {
-  Tensor y = unary_forward(x, "silu", [](auto v) { return v / (1 + std::exp(-v)); });
+  Tensor y = unary_forward(x, "silu", [](auto v) { return v / (1 + vec::exp(-v)); });
   return record_unary(y, x, "silu", false, [](auto x) {
-    const auto s = 1 / (1 + std::exp(-x));
+    const auto s = 1 / (1 + vec::exp(-x));
     return s * (1 + x * (1 - s));
   });
 }
@@ -134,11 +135,11 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
     // dy/dx = (1 + tanh u)/2 + x(1 - tanh²u)/2 · √(2/π)(1 + 3·0.044715x²)
     Tensor y = unary_forward(x, "gelu_tanh", [](auto v) {
       using T = decltype(v);
-      return v * (1 + std::tanh(T(kGeluTanhScale) * (v + T(kGeluTanhCubic) * v * v * v))) / 2;
+      return v * (1 + vec::tanh_for_gelu(T(kGeluTanhScale) * (v + T(kGeluTanhCubic) * v * v * v))) / 2;
     });
     return record_unary(y, x, "gelu_tanh", false, [](auto x) {
       using T = decltype(x);
-      const T t = std::tanh(T(kGeluTanhScale) * (x + T(kGeluTanhCubic) * x * x * x));
+      const T t = vec::tanh_for_gelu(T(kGeluTanhScale) * (x + T(kGeluTanhCubic) * x * x * x));
       return (1 + t) / 2 + x * (1 - t * t) / 2 * T(kGeluTanhScale) * (1 + 3 * T(kGeluTanhCubic) * x * x);
     });
   }

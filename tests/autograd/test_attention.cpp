@@ -134,6 +134,11 @@ TEST_CASE("fused attention matches the naive composition, forward and gradients"
       {"custom scale", 2, 2, 4, 4, 3, 3, true, false, 0.3},
       // More than kParallelGrain: takes the OpenMP path over the 24 (b, h) pairs.
       {"threaded: B=4, H=6, T=48", 4, 6, 48, 48, 16, 8, true, true},
+      // Causal products in blocks of 64 query rows / key columns, the last block partial.
+      {"causal blocks T=150", 1, 2, 150, 150, 4, 3, true},
+      {"causal blocks T=150 with padding", 2, 1, 150, 150, 4, 3, true, true},
+      {"causal blocks Tq=150 > Tk=100", 1, 1, 150, 100, 4, 3, true},
+      {"causal blocks Tq=100 < Tk=150", 1, 1, 100, 150, 4, 3, true},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -397,4 +402,63 @@ TEST_CASE("attention errors name the op and the shapes", "[attention][errors]") 
     REQUIRE_THROWS_AS(scaled_dot_product_attention(q, k, v, od), ValueError);
     REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, v, od), Contains("dropout_p must be in [0, 1)"));
   }
+}
+
+namespace {
+// The split-attend-merge composition that self_attention_packed replaces.
+Tensor split_attend_merge(const Tensor& qkv, std::int64_t H, const AttentionOptions& o) {
+  const std::int64_t B = qkv.size(0), T = qkv.size(1), C = qkv.size(2) / 3, D = C / H;
+  const Tensor parts = permute(qkv.reshape({B, T, 3, H, D}), {2, 0, 3, 1, 4});  // (3, B, H, T, D)
+  auto part = [&](std::int64_t i) { return squeeze(narrow(parts, 0, i, 1), 0); };
+  const Tensor heads = scaled_dot_product_attention(part(0), part(1), part(2), o);  // (B, H, T, D)
+  return heads.transpose(1, 2).reshape({B, T, C});
+}
+}  // namespace
+
+TEST_CASE("packed self-attention equals split, attend, merge; forward, gradient, gradcheck", "[attention]") {
+  Generator gen(11);
+  for (const bool causal : {false, true})
+    for (const bool pad : {false, true}) {
+      const std::int64_t B = 2, T = 5, H = 2, D = 3;
+      AttentionOptions o;
+      o.causal = causal;
+      if (pad) o.key_padding_mask = padding_mask(B, T);
+      INFO("causal " << causal << ", pad " << pad);
+      const Tensor qkv = randn({B, T, 3 * H * D}, gen, DType::float64);
+      const Tensor dout = randn({B, T, H * D}, gen, DType::float64);
+      Tensor a = qkv.clone().requires_grad_(), b = qkv.clone().requires_grad_();
+      const Tensor out_a = self_attention_packed(a, H, o), out_b = split_attend_merge(b, H, o);
+      out_a.backward(dout);
+      out_b.backward(dout);
+      check_close("out", out_a.detach(), out_b.detach(), 1e-12, 1e-12);
+      check_close("dqkv", a.grad(), b.grad(), 1e-12, 1e-12);
+      CHECK_GRADCHECK([H, o](const TensorList& in) { return self_attention_packed(in[0], H, o); },
+                      {qkv.clone().requires_grad_()});
+    }
+  // float32 agrees with float64
+  const Tensor x = randn({2, 4, 12}, gen, DType::float64);
+  check_close("float32", self_attention_packed(x.to(DType::float32), 2).to(DType::float64),
+              self_attention_packed(x, 2), 1e-5, 1e-4);
+}
+
+TEST_CASE("packed self-attention dropout draws the masks of the 4-d op", "[attention][dropout]") {
+  Generator data(3);
+  const Tensor qkv = randn({2, 4, 12}, data, DType::float64);
+  AttentionOptions o;
+  o.dropout_p = 0.3;
+  o.training = true;
+  Generator g1(5), g2(5);
+  o.gen = &g1;
+  const Tensor a = self_attention_packed(qkv, 2, o);
+  o.gen = &g2;
+  check_close("dropout", a, split_attend_merge(qkv, 2, o), 1e-12, 1e-12);
+}
+
+TEST_CASE("packed self-attention errors name the op and the shapes", "[attention][errors]") {
+  const Tensor x = zeros({2, 4, 12}, DType::float32);
+  CHECK_THROWS_WITH(self_attention_packed(x, 5), Catch::Contains("self_attention_packed") && Catch::Contains("[2, 4, 12]"));
+  CHECK_THROWS_AS(self_attention_packed(zeros({4, 12}, DType::float32), 2), ShapeError);
+  AttentionOptions o;
+  o.key_padding_mask = zeros({2, 3}, DType::int64);
+  CHECK_THROWS_WITH(self_attention_packed(x, 2, o), Catch::Contains("key_padding_mask"));
 }

@@ -207,17 +207,25 @@ TEST_CASE("docs/residuals.md: each placement builds what the comments say", "[do
   CHECK(block0(rezero)->ffn_residual->scale.item() == 0);
   CHECK(block0(rezero)->attn_residual->norm == nullptr);
 
-  // B2T's weights are the post model's scaled by L^(-1/2): same seed, same draws.
+  // B2T's weights are the post model's (same seed, same draws); with b2t_scaling, scaled by L^(-1/2).
   manual_seed(7);
   config.block.placement = nn::Placement::post;
   auto post_again = std::make_shared<nn::TransformerLM>(config);
   manual_seed(7);
   config.block.placement = nn::Placement::b2t;
   auto b2t_again = std::make_shared<nn::TransformerLM>(config);
+  manual_seed(7);
+  config.b2t_scaling = true;
+  auto b2t_scaled = std::make_shared<nn::TransformerLM>(config);
+  config.b2t_scaling.reset();
   const std::vector<double> w_post = block0(post_again)->ffn->fc1->weight.to_vector();
   const std::vector<double> w_b2t = block0(b2t_again)->ffn->fc1->weight.to_vector();
+  const std::vector<double> w_scaled = block0(b2t_scaled)->ffn->fc1->weight.to_vector();
   REQUIRE(w_post.size() == w_b2t.size());
-  for (std::size_t i = 0; i < w_post.size(); i += 97) CHECK(w_b2t[i] == Approx(w_post[i] * 0.5).margin(1e-7));
+  for (std::size_t i = 0; i < w_post.size(); i += 97) {
+    CHECK(w_b2t[i] == w_post[i]);
+    CHECK(w_scaled[i] == Approx(w_post[i] * 0.5).margin(1e-7));
+  }
 
   // Every model runs.
   Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64);

@@ -156,12 +156,15 @@ TEST_CASE("Initialization schemes: gpt2, xavier, b2t scaling, deepnorm", "[trans
     CHECK(std_of(w) == Approx(bound / std::sqrt(3.0)).epsilon(0.05));
     CHECK(std_of(lm.tok_emb->weight) == Approx(1.0 / 8.0).epsilon(0.05));
   }
-  SECTION("b2t scaling divides every block Linear weight by √L, nothing else") {
+  SECTION("b2t scaling divides every block Linear weight by √L, nothing else; off by default") {
     c.block.placement = Placement::b2t;
     c.n_layers = 4;
     c.block.dtype = DType::float64;
     manual_seed(10);
-    nn::TransformerLM by_default(c);  // on by default for b2t
+    nn::TransformerLM off_by_default(c);
+    c.b2t_scaling = true;
+    manual_seed(10);
+    nn::TransformerLM by_default(c);  // (named for the old default: the scaled model)
     c.b2t_scaling = false;
     manual_seed(10);
     nn::TransformerLM unscaled(c);
@@ -183,10 +186,13 @@ TEST_CASE("Initialization schemes: gpt2, xavier, b2t scaling, deepnorm", "[trans
       n_scaled += is_linear;
     }
     CHECK(n_scaled == 16);
+    const auto default_params = off_by_default.named_parameters();
+    for (std::size_t i = 0; i < plain_params.size(); ++i) CHECK_CLOSE(default_params[i].second, plain_params[i].second, 0.0);
 
     // Seq2Seq: each side by its own depth, 4 encoder layers (· 1/2) and 1 decoder layer (· 1)
     nn::Seq2SeqConfig s = tiny_seq2seq(4, 1, Placement::b2t);
     s.block.dtype = DType::float64;
+    s.b2t_scaling = true;
     manual_seed(12);
     nn::Seq2SeqTransformer scaled_model(s);
     s.b2t_scaling = false;

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""compare_train_step.py — tapegrad against PyTorch on the same training step, interleaved.
+
+Runs build/bench/train_step and bench/torch_train_step.py alternately (tapegrad, torch,
+tapegrad, torch, ...) so that both see the same machine state, then prints the median of the
+per-run medians and the ratios. Both get the same OpenBLAS core type (OPENBLAS_CORETYPE, set
+here when unset, as scripts/env.sh does) and OMP_WAIT_POLICY=passive.
+
+    /usr/bin/python3 bench/compare_train_step.py --configs S,M --rounds 3
+    /usr/bin/python3 bench/compare_train_step.py --configs M --threads 2 --torch-settings 1x2,2x1
+
+--torch-settings lists PyTorch thread settings as TORCHxBLAS (torch threads x
+OPENBLAS_NUM_THREADS); the best of them is used for the ratio.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def run(cmd, env):
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1]
+    f = out.split(",")
+    return {"median": float(f[3]), "min": float(f[4]), "max": float(f[5]), "tokens_s": float(f[6]),
+            "gflops": float(f[7]), "rss": float(f[8])}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--configs", default="S,M,G")
+    p.add_argument("--placement", default="pre")
+    p.add_argument("--threads", type=int, default=1, help="tapegrad's thread count")
+    p.add_argument("--torch-settings", default="", help="TORCHxBLAS list (default: '<threads>x<threads>')")
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--steps", type=int, default=0, help="timed steps per run (default: 20 for S, 8 for M and G)")
+    p.add_argument("--train-step", default=os.path.join(HERE, "..", "build", "bench", "train_step"))
+    args = p.parse_args()
+
+    env = dict(os.environ)
+    env.setdefault("OMP_WAIT_POLICY", "passive")
+    if "OPENBLAS_CORETYPE" not in env:
+        flags = open("/proc/cpuinfo").read()
+        if " avx512f" in flags:
+            env["OPENBLAS_CORETYPE"] = "SkylakeX"
+        elif " avx2" in flags:
+            env["OPENBLAS_CORETYPE"] = "Haswell"
+    settings = [s.split("x") for s in (args.torch_settings or f"{args.threads}x{args.threads}").split(",")]
+    print(f"OPENBLAS_CORETYPE={env.get('OPENBLAS_CORETYPE', 'unset')}, tapegrad threads {args.threads}, "
+          f"placement {args.placement}, {args.rounds} rounds")
+    for config in args.configs.split(","):
+        steps = args.steps or (20 if config == "S" else 8)
+        warmup = 3 if config == "S" else 2
+        common = ["--config", config, "--steps", str(steps), "--warmup", str(warmup), "--csv"]
+        ours, theirs = [], {f"{t}x{b}": [] for t, b in settings}
+        for _ in range(args.rounds):
+            ours.append(run([args.train_step, "--threads", str(args.threads), "--placement", args.placement] + common, env))
+            for t, b in settings:
+                theirs[f"{t}x{b}"].append(run([sys.executable, os.path.join(HERE, "torch_train_step.py"), "--threads", t,
+                                              "--blas-threads", b, "--placement", args.placement] + common, env))
+        med = lambda runs, key="median": statistics.median(r[key] for r in runs)
+        print(f"\nconfig {config}: ms/step (median of {args.rounds} runs' medians; min..max of the runs' medians)")
+        print(f"  tapegrad {args.threads} thread(s): {med(ours):9.2f}  ({min(r['median'] for r in ours):.2f}..{max(r['median'] for r in ours):.2f})"
+              f"  {med(ours, 'gflops'):.1f} GFLOP/s  peak RSS {med(ours, 'rss'):.0f} MiB")
+        best = None
+        for name, runs in theirs.items():
+            print(f"  pytorch {name:>5}:       {med(runs):9.2f}  ({min(r['median'] for r in runs):.2f}..{max(r['median'] for r in runs):.2f})"
+                  f"  {med(runs, 'gflops'):.1f} GFLOP/s  peak RSS {med(runs, 'rss'):.0f} MiB")
+            best = name if best is None or med(runs) < med(theirs[best]) else best
+        print(f"  speedup over pytorch {best} (its best here): {med(theirs[best]) / med(ours):.2f}x")
+
+
+if __name__ == "__main__":
+    main()

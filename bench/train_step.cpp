@@ -1,0 +1,137 @@
+// train_step.cpp — how fast does a whole training step run? A GPT-2-style LM (learned
+// positions, tied head, GELU-tanh MLP 4x, LayerNorm 1e-5, AdamW) in any placement, timed
+// step by step after a warm-up. bench/torch_train_step.py builds the same model in PyTorch,
+// and bench/compare_train_step.py runs both interleaved and prints the ratios.
+//
+//   train_step --config S --threads 1            # ms/step (median, min, max), tokens/s, GFLOP/s, peak RSS
+//   train_step --config M --placement post --steps 10 --warmup 2
+//   train_step --config S --profile              # time per op kind, forward and backward
+//
+// GFLOP/s counts the matmul work of a step (3x the forward: the forward, then dA and dB in
+// backward), attention's two batched products at full T x T (as the kernel computes them), and
+// the LM head; the elementwise ops are left out.
+#include <CLI/CLI.hpp>
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include <tapegrad/autograd/profiler.hpp>
+#include <tapegrad/tapegrad.hpp>
+
+using namespace tapegrad;
+
+namespace {
+
+struct BenchConfig {
+  std::int64_t layers, d_model, heads, seq_len, batch, vocab;
+};
+
+BenchConfig config_named(const std::string& name) {
+  if (name == "S") return {4, 128, 4, 64, 8, 256};
+  if (name == "M") return {6, 384, 6, 256, 8, 256};
+  if (name == "G") return {12, 768, 12, 64, 4, 50257};
+  throw ValueError("--config: unknown config '" + name + "' (S, M or G)");
+}
+
+// Matmul FLOPs of one training step (forward + backward = 3 x forward).
+double step_flops(const BenchConfig& c) {
+  const double tokens = static_cast<double>(c.batch * c.seq_len), d = static_cast<double>(c.d_model);
+  const double per_layer = 2 * tokens * (4 * d * d + 8 * d * d)                          // qkv+out, fc1+fc2
+                           + 2 * 2 * static_cast<double>(c.batch) * c.seq_len * c.seq_len * d;  // QKᵀ, PV
+  const double head = 2 * tokens * d * static_cast<double>(c.vocab);
+  return 3 * (static_cast<double>(c.layers) * per_layer + head);
+}
+
+double peak_rss_mib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Time a transformer LM training step (forward, backward, AdamW)"};
+  std::string config_name = "S", placement = "pre";
+  int threads = 1, steps = 20, warmup = 3;
+  std::uint64_t seed = 0;
+  bool profile = false, csv = false;
+  app.add_option("--config", config_name, "S, M or G (see bench/README.md)")->capture_default_str();
+  app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
+  app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
+  app.add_option("--steps", steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", seed, "initialization and data seed")->capture_default_str();
+  app.add_flag("--profile", profile, "also print the time per op kind (forward and backward)");
+  app.add_flag("--csv", csv, "one machine-readable line: config,placement,threads,median_ms,min_ms,max_ms,tokens_per_s,gflops,peak_rss_mib");
+  CLI11_PARSE(app, argc, argv);
+
+  set_num_threads(threads);
+  const BenchConfig c = config_named(config_name);
+  manual_seed(seed);
+  nn::TransformerLMConfig mc;
+  mc.vocab_size = c.vocab;
+  mc.max_seq_len = c.seq_len;
+  mc.n_layers = c.layers;
+  mc.block.d_model = c.d_model;
+  mc.block.n_heads = c.heads;
+  mc.block.activation = nn::Activation::gelu_tanh;
+  mc.block.placement = nn::placement_from_name(placement);
+  mc.tie_weights = true;
+  mc.init = nn::InitScheme::gpt2;
+  nn::TransformerLM model(mc);
+  optim::AdamW opt(optim::weight_decay_groups(model, optim::AdamOptions(3e-4).weight_decay(0.1)));
+
+  Generator gen(seed + 1);
+  const Tensor tokens = randint(0, c.vocab, {c.batch, c.seq_len + 1}, gen);
+  const Tensor inputs = narrow(tokens, 1, 0, c.seq_len).contiguous();
+  const Tensor targets = narrow(tokens, 1, 1, c.seq_len).contiguous().reshape({-1});
+
+  auto step = [&] {
+    opt.zero_grad();
+    const Tensor logits = model.forward(inputs);
+    const Tensor loss = cross_entropy(logits.reshape({c.batch * c.seq_len, c.vocab}), targets);
+    loss.backward();
+    opt.step();
+    return loss.item();
+  };
+
+  for (int i = 0; i < warmup; ++i) step();
+  const AllocatorStats before = allocator_stats();
+  std::vector<double> ms;
+  profiler::Profile prof;
+  {
+    std::optional<profiler::ProfileGuard> guard;
+    if (profile) guard.emplace(prof);
+    for (int i = 0; i < steps; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      step();
+      ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  const AllocatorStats after = allocator_stats();
+  std::vector<double> sorted = ms;
+  std::sort(sorted.begin(), sorted.end());
+  const double median = sorted[sorted.size() / 2];
+  const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
+  const double gflops = step_flops(c) / (median / 1000) / 1e9;
+  if (csv) {
+    std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f\n", config_name.c_str(), placement.c_str(), threads, median,
+                sorted.front(), sorted.back(), tokens_per_s, gflops, peak_rss_mib());
+  } else {
+    std::printf("tapegrad %s (%lld layers, d %lld, T %lld, B %lld, vocab %lld), %s, %d thread(s), BLAS core %s\n",
+                config_name.c_str(), (long long)c.layers, (long long)c.d_model, (long long)c.seq_len,
+                (long long)c.batch, (long long)c.vocab, placement.c_str(), threads, blas_core_name().c_str());
+    std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
+                median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
+    std::printf("  %.0f tensor allocations per step, %.1f of them new memory (the rest reused from the cache)\n",
+                double(after.allocations - before.allocations) / steps,
+                double(after.os_allocations - before.os_allocations) / steps);
+  }
+  if (profile) std::cout << prof.report(steps);
+  return 0;
+}

@@ -1,0 +1,361 @@
+// depth_study.cpp — how deep can each residual/norm placement go? For every placement (no
+// residual, Post-LN, Pre-LN, B2T; optionally DeepNorm, ReZero, RMSNorm, a 1/√2 residual scale)
+// and every depth, on the same data and seed, it measures at initialization and after a short
+// training: the gradient norm of each block (do gradients vanish or explode toward the
+// bottom?), the gradient reaching the embeddings, the activation RMS and the cosine between
+// consecutive layers (layer collapse); then the loss curves at one learning rate and a small
+// learning-rate sweep. Writes report.md, CSV files and SVG charts into --out.
+//
+//   depth_study                                   # defaults: about ten minutes on 2 cores
+//   depth_study --placements post,pre,deepnorm --depths 6,24 --init pytorch
+//   depth_study --smoke --check --out /tmp/ds     # seconds; exits non-zero unless the outputs are sane
+//
+// The pieces: depth_study/variants (the placements by name), runs (build, measure, train),
+// outputs and report_md (what is written), check (--check).
+#include <CLI/CLI.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+#include <study/report.hpp>
+
+#include "depth_study/check.hpp"
+#include "depth_study/outputs.hpp"
+
+using namespace tapegrad;
+using namespace depth_study;
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+extern "C" void on_sigint(int) { interrupted = true; }
+
+// --smoke: tiny sizes that finish in seconds, for every setting not given on the command line.
+void apply_smoke_sizes(Settings& s, const CLI::App& app) {
+  auto unset = [&](const char* option) { return app.get_option(option)->count() == 0; };
+  if (unset("--depths")) s.depths = {2, 3};
+  if (unset("--d-model")) s.shape.d_model = 16;
+  if (unset("--heads")) s.shape.heads = 2;
+  if (unset("--seq-len")) s.shape.seq_len = 16;
+  if (unset("--batch")) s.train.batch = 8;
+  if (unset("--steps")) s.train.steps = 40;
+  if (unset("--warmup")) s.train.warmup = 4;
+  if (unset("--lr")) s.train.lr = 1e-2;
+  if (unset("--probe-batch")) s.probe_batch = 8;
+  if (unset("--eval-batches")) s.eval_batches = 2;
+  if (unset("--sweep-depth")) s.sweep_depth = 2;
+  if (unset("--sweep-steps")) s.sweep_steps = 10;
+  if (unset("--sweep-lrs")) s.sweep_lrs = {3e-3, 3e-2};
+  if (unset("--threads")) s.threads = 1;
+}
+
+// An argument as a POSIX shell reads it back.
+std::string shell_quote(const std::string& arg) {
+  if (!arg.empty() && arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=,:+-") == std::string::npos)
+    return arg;
+  std::string q = "'";
+  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+template <typename T>
+std::string list(const std::vector<T>& items) {
+  std::string out;
+  for (const auto& i : items) {
+    if constexpr (std::is_same_v<T, double>) out += (out.empty() ? "" : ",") + study::fmt(i, 6);
+    else if constexpr (std::is_same_v<T, std::string>) out += (out.empty() ? "" : ",") + i;
+    else out += (out.empty() ? "" : ",") + std::to_string(i);
+  }
+  return out;
+}
+
+// The command that reruns this setup, every setting spelled out (defaults may change).
+std::string full_command(const Settings& s) {
+  const TrainOptions& t = s.train;
+  std::string c = "depth_study";
+  if (!s.data.empty()) c += " --data " + shell_quote(s.data);
+  c += " --tokenizer " + s.tokenizer + (s.tokenizer == "bpe" ? " --bpe-vocab " + std::to_string(s.bpe_vocab) : "") +
+       " --placements " + list(s.placements) + " --depths " + list(s.depths) + " --init " + list(s.inits) +
+       " --compare-inits " + (s.compare_inits.empty() ? "''" : list(s.compare_inits)) +
+       " --d-model " + std::to_string(s.shape.d_model) + " --heads " + std::to_string(s.shape.heads) +
+       " --seq-len " + std::to_string(s.shape.seq_len) + " --batch " + std::to_string(t.batch) +
+       " --steps " + std::to_string(t.steps) + " --warmup " + std::to_string(t.warmup) + " --lr " + study::fmt(t.lr, 6) +
+       " --schedule " + t.schedule + " --optimizer " + t.optimizer + " --weight-decay " + study::fmt(t.weight_decay, 6) +
+       " --clip " + study::fmt(t.clip, 6) + " --probe-batch " + std::to_string(s.probe_batch) +
+       " --eval-batches " + std::to_string(s.eval_batches) + " --sweep-depth " + std::to_string(s.sweep_depth) +
+       " --sweep-steps " + std::to_string(s.sweep_steps) + (s.sweep_lrs.empty() ? "" : " --sweep-lrs " + list(s.sweep_lrs)) +
+       " --seed " + std::to_string(s.seed) + " --threads " + std::to_string(s.threads) + " --out " + shell_quote(s.out);
+  return c;
+}
+
+std::string load_average() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  return in >> a >> b >> c ? a + " " + b + " " + c : "unknown";
+}
+
+std::string clock_str(double seconds) {
+  char buf[32];
+  const long t = std::lround(std::max(seconds, 0.0));
+  std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
+  return buf;
+}
+
+// What a model that ignores the context can reach. p(v) = (count of v in the train split + 1)
+// / (n + V) (add-one smoothing: no log 0); its cross-entropy −mean log p(target) on the train
+// split (close to the train split's unigram entropy, the lowest training loss of such a model),
+// on the whole val split, and on the validation batches.
+void unigram_baselines(const data::TokenStream& stream, const Data& data, SetupInfo& info) {
+  std::vector<double> counts(data.vocab_size, 1.0);
+  for (auto t : stream.tokens(data::Split::train)) counts[t] += 1;
+  double total = 0;
+  for (double c : counts) total += c;
+  auto cross_entropy = [&](const auto& targets) {
+    double nll = 0, n = 0;
+    for (auto t : targets) nll -= std::log(counts[t] / total), n += 1;
+    return nll / n;
+  };
+  info.unigram_train = cross_entropy(stream.tokens(data::Split::train));
+  info.unigram_val_split = cross_entropy(stream.tokens(data::Split::val));
+  std::vector<std::int64_t> targets;
+  for (const data::Batch& b : data.validation)
+    for (auto t : b.targets.to_vector<std::int64_t>()) targets.push_back(t);
+  info.unigram_validation = cross_entropy(targets);
+}
+
+// The progress line: the work of a run is counted as (depth + 1) × steps, a measurement as
+// a few steps; the ETA extrapolates the time per unit of work done so far.
+struct Progress {
+  double total = 0, done = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now(), last_print = start;
+  bool tty = isatty(fileno(stderr));
+
+  double elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); }
+  std::string eta() const { return done > 0 ? clock_str(elapsed() * (total - done) / done) : "?"; }
+  // On a terminal the line is redrawn 5 times a second; in a log, one line every 10 seconds.
+  void show(const std::string& what) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_print < (tty ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000))) return;
+    last_print = now;
+    std::fprintf(stderr, "%s[%3.0f%%] %s  elapsed %s  ETA %s%s", tty ? "\r\033[K" : "", 100 * done / total, what.c_str(),
+                 clock_str(elapsed()).c_str(), eta().c_str(), tty ? "" : "\n");
+  }
+  void finished(const std::string& what) {
+    std::fprintf(stderr, "%s[%3.0f%%] %s  elapsed %s  ETA %s\n", tty ? "\r\033[K" : "", 100 * done / total, what.c_str(),
+                 clock_str(elapsed()).c_str(), eta().c_str());
+  }
+};
+
+// Every setting of Settings as a command-line option.
+void add_options(CLI::App& app, Settings& s) {
+  TrainOptions& t = s.train;
+  std::vector<std::string> placement_names;
+  for (const Variant& v : all_variants()) placement_names.push_back(v.name);
+  const std::vector<std::string> init_names = {"gpt2", "pytorch", "xavier"};
+  app.add_option("--data", s.data, "text file to train on (default: the licence texts in /usr/share/common-licenses)");
+  app.add_option("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
+  app.add_option("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(CLI::Range(257, 65536));
+  app.add_option("--placements", s.placements, "comma-separated, from: " + variant_names())
+      ->delimiter(',')->check(CLI::IsMember(placement_names));
+  app.add_option("--depths", s.depths, "comma-separated numbers of blocks")->delimiter(',')->check(CLI::Range(1, 1024));
+  app.add_option("--init", s.inits, "init of the trained runs, comma-separated: gpt2, pytorch, xavier")
+      ->delimiter(',')->check(CLI::IsMember(init_names));
+  app.add_option("--compare-inits", s.compare_inits, "inits also measured at initialization only (no training); '' for none")
+      ->delimiter(',')->check(CLI::IsMember(init_names) | CLI::IsMember({""}));
+  app.add_option("--d-model", s.shape.d_model, "model width")->check(CLI::PositiveNumber);
+  app.add_option("--heads", s.shape.heads, "attention heads (must divide --d-model)")->check(CLI::PositiveNumber);
+  app.add_option("--seq-len", s.shape.seq_len, "context length T")->check(CLI::PositiveNumber);
+  app.add_option("--batch", t.batch, "sequences per training step")->check(CLI::PositiveNumber);
+  app.add_option("--steps", t.steps, "training steps of every run")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", t.warmup, "linear warm-up steps (>= --steps: a tenth of them)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", t.lr, "peak learning rate, the same for every placement")->check(CLI::PositiveNumber);
+  app.add_option("--schedule", t.schedule, "after the warm-up: cosine (to 0.1 x lr) or constant")
+      ->check(CLI::IsMember({"cosine", "constant"}));
+  app.add_option("--optimizer", t.optimizer, "adamw, adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adamw", "adam", "sgd"}));
+  app.add_option("--weight-decay", t.weight_decay, "weight decay of the matrices")->check(CLI::NonNegativeNumber);
+  app.add_option("--clip", t.clip, "gradient clipping at this global norm (0: off)")->check(CLI::NonNegativeNumber);
+  app.add_option("--probe-batch", s.probe_batch, "validation windows of the probe batch the snapshots are measured on")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--eval-batches", s.eval_batches, "validation batches (of --batch windows) for the validation loss")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--sweep-depth", s.sweep_depth, "depth of the learning-rate sweep")->check(CLI::Range(1, 1024));
+  app.add_option("--sweep-steps", s.sweep_steps, "training steps of each sweep run (0: no sweep)")->check(CLI::NonNegativeNumber);
+  app.add_option("--sweep-lrs", s.sweep_lrs, "comma-separated learning rates of the sweep")->delimiter(',')->check(CLI::PositiveNumber);
+  app.add_option("--seed", s.seed, "seed of every model's initialization and of the training batches");
+  app.add_option("--threads", s.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all cores)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--out", s.out, "output directory (created when missing)");
+  app.add_flag("--smoke", s.smoke, "tiny sizes (depths 2,3, d_model 16, 40 steps) for any size not given: a few seconds");
+  app.add_flag("--check", s.check, "exit non-zero unless the outputs exist and hold sane values, and Pre-LN's loss fell");
+  std::string footer = "Placements (F: attention, then the feed-forward network; LN: LayerNorm):";
+  for (const Variant& v : all_variants()) footer += "\n  " + v.name + std::string(14 - v.name.size(), ' ') + v.formula;
+  app.footer(footer);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Settings s;
+  TrainOptions& t = s.train;
+  CLI::App app{"Gradients, activations, layer collapse and training of transformer LMs by norm placement and depth. "
+               "Writes report.md, CSV files and SVG charts into --out."};
+  add_options(app, s);
+  CLI11_PARSE(app, argc, argv);
+  if (s.smoke) apply_smoke_sizes(s, app);
+  std::erase(s.compare_inits, std::string());
+  if (s.sweep_steps == 0) s.sweep_lrs.clear();
+
+  std::string invoked = "depth_study";
+  for (int i = 1; i < argc; ++i) invoked += " " + shell_quote(argv[i]);
+
+  try {
+    if (s.shape.d_model % s.shape.heads != 0)
+      throw std::invalid_argument("--heads " + std::to_string(s.shape.heads) + " does not divide --d-model " + std::to_string(s.shape.d_model));
+    if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
+    std::signal(SIGINT, on_sigint);
+    SetupInfo info;
+    info.command = full_command(s) + "\n# as invoked: " + invoked;
+    info.load_start = load_average();
+    info.threads = get_num_threads();
+
+    // ---- data: the same tokens, probe batch and validation batches for every run
+    const data::Corpus corpus = s.data.empty() ? data::Corpus::default_corpus() : data::Corpus::from_files({s.data});
+    std::unique_ptr<data::Tokenizer> tokenizer;
+    if (s.tokenizer == "bpe")
+      tokenizer = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::train(corpus.texts(), s.bpe_vocab));
+    else
+      tokenizer = std::make_unique<data::CharTokenizer>(data::CharTokenizer::from_texts(corpus.texts()));
+    const data::TokenStream stream(corpus, *tokenizer, 0.1);
+    const std::int64_t V = tokenizer->vocab_size();
+    const Data data = make_data(stream, V, s.probe_batch, s.eval_batches, t.batch, s.shape.seq_len);
+    t.seq_len = s.shape.seq_len;
+    t.batch_seed = s.seed ^ 0x5eedULL;
+    info.data = std::to_string(corpus.names().size()) + " file(s), " + std::to_string(corpus.num_bytes()) + " bytes" +
+                (s.data.empty() ? " (the default corpus: the licence texts of /usr/share/common-licenses)" : ": " + s.data);
+    info.tokenizer = tokenizer->name();
+    info.vocab_size = V;
+    info.train_tokens = stream.size(data::Split::train);
+    info.val_tokens = stream.size(data::Split::val);
+    unigram_baselines(stream, data, info);
+    std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
+                "%.4f (validation batches) nats/token\n",
+                info.data.c_str(), info.tokenizer.c_str(), static_cast<long long>(V), static_cast<long long>(info.train_tokens),
+                static_cast<long long>(info.val_tokens), info.unigram_train, info.unigram_validation);
+    std::printf("rerun with: %s\n", full_command(s).c_str());
+
+    // ---- the plan, and its cost in units of (depth + 1) × steps
+    const double probe_cost = 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(t.batch);
+    Progress progress;
+    for (const auto& init : s.all_inits())
+      for (auto depth : s.depths)
+        progress.total += static_cast<double>(s.placements.size() * (depth + 1)) *
+                          (s.is_trained(init) ? static_cast<double>(t.steps) + 2 * probe_cost + s.eval_batches : probe_cost);
+    progress.total += static_cast<double>(s.placements.size() * s.sweep_lrs.size() * (s.sweep_depth + 1)) *
+                      static_cast<double>(s.sweep_steps + s.eval_batches);
+    const std::size_t n_runs = s.all_inits().size() * s.depths.size() * s.placements.size();
+    const std::size_t n_trained = s.inits.size() * s.depths.size() * s.placements.size();
+    std::printf("plan: %zu trained runs of %lld steps, %zu measured at initialization only, %zu sweep runs of %lld steps\n",
+                n_trained, static_cast<long long>(t.steps), n_runs - n_trained, s.placements.size() * s.sweep_lrs.size(),
+                static_cast<long long>(s.sweep_steps));
+    std::fflush(stdout);
+
+    std::vector<RunRecord> runs;
+    double worst_mismatch = 0;
+    auto train_with_progress = [&](nn::TransformerLM& model, const TrainOptions& o, std::int64_t depth, const std::string& what) {
+      return train(model, data, o, [&](std::int64_t step, double loss) {
+        progress.done += static_cast<double>(depth + 1);
+        char line[200];
+        std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f", what.c_str(), static_cast<long long>(step),
+                      static_cast<long long>(o.steps), loss);
+        progress.show(line);
+        return !interrupted;
+      });
+    };
+    auto run_init = [&](const std::string& init) {
+      for (std::int64_t depth : s.depths)
+        for (const std::string& name : s.placements) {
+          if (interrupted) return;
+          RunRecord r;
+          r.init = init;
+          r.variant = &variant_from_name(name);
+          r.depth = depth;
+          const std::string what = "run " + std::to_string(runs.size() + 1) + "/" + std::to_string(n_runs) + " " +
+                                   r.variant->label + " L=" + std::to_string(depth) + " init " + init;
+          auto model = build_model(*r.variant, depth, init, s.shape, V, s.seed);
+          r.parameters = model->num_parameters();
+          if (s.check) worst_mismatch = std::max(worst_mismatch, probe_forward_mismatch(*model, data.probe));
+          r.at_init = measure(*model, data.probe);
+          progress.done += static_cast<double>(depth + 1) * probe_cost;
+          r.trained = s.is_trained(init);
+          std::string summary = what + ": at init ‖∇ block 1‖/‖∇ block L‖ " + study::fmt(bottom_to_top_ratio(r.at_init), 3);
+          if (r.trained) {
+            r.train = train_with_progress(*model, t, depth, what);
+            if (r.train.interrupted) return;
+            progress.done += static_cast<double>((depth + 1) * s.eval_batches);
+            if (r.train.status != "non-finite") {
+              r.after = measure(*model, data.probe);
+              r.has_after = true;
+              progress.done += static_cast<double>(depth + 1) * probe_cost;
+            }
+            summary += ", loss " + study::fmt(r.train.initial_loss) + " -> " + study::fmt(r.train.final_loss) + ", val " +
+                       study::fmt(r.train.val_loss) + " (" + r.train.status + ")";
+          }
+          progress.finished(summary);
+          runs.push_back(std::move(r));
+        }
+    };
+    // The trained runs, the sweep, then the quick at-initialization comparisons.
+    for (const std::string& init : s.inits) run_init(init);
+    std::vector<SweepRecord> sweep;
+    for (const std::string& name : s.placements)
+      for (double lr : s.sweep_lrs) {
+        if (interrupted) break;
+        SweepRecord w{s.inits.front(), &variant_from_name(name), s.sweep_depth, lr, {}};
+        auto model = build_model(*w.variant, w.depth, w.init, s.shape, V, s.seed);
+        TrainOptions o = t;
+        o.steps = s.sweep_steps;
+        o.lr = lr;
+        const std::string what = "sweep " + std::to_string(sweep.size() + 1) + "/" +
+                                 std::to_string(s.placements.size() * s.sweep_lrs.size()) + " " + w.variant->label +
+                                 " L=" + std::to_string(w.depth) + " lr " + study::fmt(lr);
+        w.train = train_with_progress(*model, o, w.depth, what);
+        if (w.train.interrupted) break;
+        progress.done += static_cast<double>((w.depth + 1) * s.eval_batches);
+        progress.finished(what + ": val " + study::fmt(w.train.val_loss) + " (" + w.train.status + ")");
+        sweep.push_back(std::move(w));
+      }
+    for (const std::string& init : s.all_inits())
+      if (!s.is_trained(init)) run_init(init);
+    if (interrupted) {
+      std::fprintf(stderr, "\ninterrupted: nothing written (files of earlier runs in %s are untouched)\n", s.out.c_str());
+      return 130;
+    }
+
+    // ---- outputs
+    info.seconds = progress.elapsed();
+    info.load_end = load_average();
+    const std::vector<std::string> written = write_outputs(s.out, s, info, runs, sweep);
+    std::printf("wrote %zu files into %s: report.md, %zu CSV files, %zu SVG charts\n", written.size(), s.out.c_str(),
+                csv_specs().size(), written.size() - csv_specs().size() - 1);
+    std::printf("total time %s (%.1f s) on %d thread(s); load average at the start %s, at the end %s\n",
+                clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(), info.load_end.c_str());
+    if (s.check) {
+      std::vector<std::string> problems = check_outputs(s.out, written, s);
+      if (worst_mismatch > 1e-4)
+        problems.push_back("the probe forward pass differs from TransformerLM::forward by " + study::fmt(worst_mismatch));
+      for (const auto& p : problems) std::printf("check failed: %s\n", p.c_str());
+      if (!problems.empty()) return 1;
+      std::printf("depth_study: all checks passed (%zu files, probe forward matches the model's to %s)\n", written.size(),
+                  study::fmt(worst_mismatch, 2).c_str());
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "depth_study: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

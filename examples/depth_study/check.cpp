@@ -1,0 +1,104 @@
+// check.cpp — --check: the outputs as a reader would find them on disk.
+#include "check.hpp"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include <tapegrad/io/file.hpp>
+
+#include "outputs.hpp"
+
+namespace depth_study {
+
+namespace {
+
+// The files hold no quoted cells (names and statuses have no commas): a plain split will do.
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream in(line);
+  for (std::string cell; std::getline(in, cell, ',');) cells.push_back(cell);
+  if (!line.empty() && line.back() == ',') cells.emplace_back();
+  return cells;
+}
+
+bool parse_number(const std::string& text, double& value) {
+  std::size_t used = 0;
+  try {
+    value = std::stod(text, &used);  // reads "nan" and "inf" too
+  } catch (const std::exception&) {
+    return false;
+  }
+  return used == text.size();
+}
+
+void check_csv(const std::string& dir, const CsvSpec& spec, std::vector<std::string>& problems,
+               std::vector<std::vector<std::string>>& rows) {
+  const std::string path = dir + "/" + spec.file;
+  std::stringstream in(tapegrad::io::read_file(path));
+  std::string line;
+  std::getline(in, line);
+  if (split(line) != spec.columns) {
+    problems.push_back(path + ": header is '" + line + "'");
+    return;
+  }
+  const std::size_t status_column = std::find(spec.columns.begin(), spec.columns.end(), "status") - spec.columns.begin();
+  for (int n = 2; std::getline(in, line); ++n) {
+    const std::vector<std::string> cells = split(line);
+    if (cells.size() != spec.columns.size()) {
+      problems.push_back(path + " line " + std::to_string(n) + ": " + std::to_string(cells.size()) + " cells");
+      continue;
+    }
+    const bool may_be_non_finite = status_column < cells.size() && cells[status_column] == "non-finite";
+    for (std::size_t c = spec.text_columns; c < cells.size(); ++c) {
+      double v = 0;
+      if (!parse_number(cells[c], v)) problems.push_back(path + " line " + std::to_string(n) + ": " + spec.columns[c] + " = '" + cells[c] + "' is not a number");
+      else if (!std::isfinite(v) && !may_be_non_finite)
+        problems.push_back(path + " line " + std::to_string(n) + ": " + spec.columns[c] + " = " + cells[c] + " in a run that stayed finite");
+    }
+    rows.push_back(cells);
+  }
+  if (rows.empty() && spec.file != "sweep.csv") problems.push_back(path + ": no rows");
+}
+
+}  // namespace
+
+std::vector<std::string> check_outputs(const std::string& dir, const std::vector<std::string>& written, const Settings& s) {
+  std::vector<std::string> problems;
+  for (const std::string& path : written) {
+    if (!std::filesystem::is_regular_file(path) || std::filesystem::file_size(path) == 0) {
+      problems.push_back(path + " is missing or empty");
+      continue;
+    }
+    if (path.ends_with(".svg") && !tapegrad::io::read_file(path).starts_with("<svg")) problems.push_back(path + " is not an SVG");
+  }
+  std::vector<std::vector<std::vector<std::string>>> tables;
+  for (const CsvSpec& spec : csv_specs()) {
+    tables.emplace_back();
+    try {
+      check_csv(dir, spec, problems, tables.back());
+    } catch (const std::exception& e) {
+      problems.push_back(e.what());
+    }
+  }
+  // runs.csv: init, placement, status, depth, parameters, lr, steps, steps_done, initial_loss, final_train_loss, val_loss
+  int pre_runs = 0;
+  for (const auto& row : tables[0]) {
+    if (row[1] != "pre") continue;
+    ++pre_runs;
+    const double initial = std::stod(row[8]), final_loss = std::stod(row[9]), val = std::stod(row[10]);
+    if (row[2] != "ok" || !(final_loss < initial) || !(val < initial))
+      problems.push_back("Pre-LN, L = " + row[3] + ", init " + row[0] + ": loss did not fall (status " + row[2] + ", first step " +
+                         row[8] + ", final " + row[9] + ", validation " + row[10] + ")");
+  }
+  if (pre_runs == 0) problems.push_back("runs.csv has no Pre-LN run: --check needs 'pre' in --placements");
+  const std::size_t expected_runs = s.inits.size() * s.placements.size() * s.depths.size();
+  if (tables[0].size() != expected_runs)
+    problems.push_back("runs.csv has " + std::to_string(tables[0].size()) + " runs, expected " + std::to_string(expected_runs));
+  if (tables[4].size() != s.placements.size() * s.sweep_lrs.size())
+    problems.push_back("sweep.csv has " + std::to_string(tables[4].size()) + " runs, expected " +
+                       std::to_string(s.placements.size() * s.sweep_lrs.size()));
+  return problems;
+}
+
+}  // namespace depth_study

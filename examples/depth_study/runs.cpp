@@ -1,0 +1,204 @@
+// runs.cpp — building, measuring and training the models of the depth study.
+#include "runs.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace depth_study {
+
+using namespace tapegrad;
+
+namespace {
+// The windows of T + 1 tokens starting at `starts`: inputs = window[:-1], targets = window[1:].
+data::Batch windows_at(std::span<const data::TokenId> tokens, const std::vector<std::int64_t>& starts, std::int64_t T) {
+  std::vector<std::int64_t> inputs, targets;
+  for (std::int64_t s : starts)
+    for (std::int64_t t = 0; t < T; ++t) {
+      inputs.push_back(tokens[s + t]);
+      targets.push_back(tokens[s + t + 1]);
+    }
+  const std::int64_t B = static_cast<std::int64_t>(starts.size());
+  return {Tensor::from_vector(inputs, {B, T}), Tensor::from_vector(targets, {B, T}), starts};
+}
+
+// n window starts spread evenly over the non-overlapping windows of tokens[begin, end).
+std::vector<std::int64_t> spread(std::int64_t begin, std::int64_t end, std::int64_t n, std::int64_t T) {
+  const std::int64_t available = (end - begin - 1) / T;
+  if (available < 1) throw ValueError("the validation split is too short for windows of --seq-len " + std::to_string(T) + " tokens");
+  n = std::min(n, available);
+  std::vector<std::int64_t> starts;
+  for (std::int64_t k = 0; k < n; ++k) starts.push_back(begin + (k * available / n) * T);
+  return starts;
+}
+}  // namespace
+
+Data make_data(const data::TokenStream& stream, std::int64_t vocab_size, std::int64_t probe_sequences,
+               std::int64_t eval_batches, std::int64_t batch, std::int64_t seq_len) {
+  Data d;
+  d.stream = &stream;
+  d.vocab_size = vocab_size;
+  const auto val = stream.tokens(data::Split::val);
+  const std::int64_t half = static_cast<std::int64_t>(val.size()) / 2;
+  d.probe = windows_at(val, spread(0, half, probe_sequences, seq_len), seq_len);
+  const std::vector<std::int64_t> starts = spread(half, static_cast<std::int64_t>(val.size()), eval_batches * batch, seq_len);
+  for (std::size_t b = 0; b < starts.size(); b += batch)
+    d.validation.push_back(windows_at(val, {starts.begin() + b, starts.begin() + std::min(starts.size(), b + batch)}, seq_len));
+  return d;
+}
+
+std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int64_t depth, const std::string& init,
+                                               const ModelShape& shape, std::int64_t vocab_size, std::uint64_t seed) {
+  manual_seed(seed);
+  nn::TransformerLMConfig config;
+  config.vocab_size = vocab_size;
+  config.max_seq_len = shape.seq_len;
+  config.n_layers = depth;
+  config.block.d_model = shape.d_model;
+  config.block.n_heads = shape.heads;
+  config.block.activation = nn::Activation::gelu_tanh;
+  config.block.placement = variant.placement;
+  config.block.norm = variant.norm;
+  config.block.residual_scale = variant.residual_scale;
+  config.init = nn::init_scheme_from_name(init);
+  return std::make_shared<nn::TransformerLM>(config);
+}
+
+namespace {
+
+double l2(const Tensor& t) {
+  double s = 0;
+  for (double v : t.to_vector()) s += v * v;
+  return std::sqrt(s);
+}
+
+// TransformerLM::forward written out, to reach h₀ and each block's output. A zero tensor
+// `probe` is added to h₀: h₀ + 0 changes nothing, and probe.grad() is then ∂loss/∂h₀
+// (the autograd engine keeps gradients of leaves only).
+struct ProbeForward {
+  Tensor logits, h0, probe;
+  std::vector<Tensor> outputs;
+};
+ProbeForward probe_forward(nn::TransformerLM& model, const Tensor& tokens) {
+  ProbeForward f;
+  const Tensor positions = arange(tokens.size(1), DType::int64);
+  f.h0 = add(model.tok_emb->forward(tokens), model.pos_emb->forward(positions));  // (B, T, C)
+  f.probe = zeros(f.h0.shape());
+  f.probe.requires_grad_();
+  Tensor h = add(f.h0, f.probe);
+  for (const auto& block : *model.blocks) {
+    h = static_cast<nn::TransformerBlock&>(*block).forward(h);
+    f.outputs.push_back(h);
+  }
+  if (model.final_norm) h = nn::apply_norm(*model.final_norm, h, Tensor());
+  f.logits = model.lm_head ? model.lm_head->forward(h) : linear(h, model.tok_emb->weight);  // (B, T, V)
+  return f;
+}
+
+}  // namespace
+
+Snapshot measure(nn::TransformerLM& model, const data::Batch& probe) {
+  model.zero_grad();
+  ProbeForward f = probe_forward(model, probe.inputs);
+  const std::int64_t V = f.logits.size(-1);
+  const Tensor loss = cross_entropy(f.logits.reshape({-1, V}), probe.targets.reshape({-1}));
+  loss.backward();
+
+  Snapshot s;
+  s.loss = loss.item();
+  s.grad_norm = nn::block_grad_norms(*model.blocks);
+  const nn::LayerStats stats = nn::layer_stats(f.outputs, f.h0);
+  s.rms = stats.rms;
+  s.cosine = stats.cosine_to_previous;
+  s.emb_output_grad = f.probe.grad().defined() ? l2(f.probe.grad()) : 0.0;
+  s.tok_emb_grad = model.tok_emb->weight.grad().defined() ? l2(model.tok_emb->weight.grad()) : 0.0;
+  s.total_grad = nn::total_grad_norm(model);
+  return s;
+}
+
+double probe_forward_mismatch(nn::TransformerLM& model, const data::Batch& probe) {
+  NoGradGuard no_grad;
+  const Tensor ours = probe_forward(model, probe.inputs).logits;
+  const Tensor theirs = model.forward(probe.inputs);
+  return max(abs(sub(ours, theirs))).item();
+}
+
+double validation_loss(nn::TransformerLM& model, const Data& data) {
+  NoGradGuard no_grad;
+  double total = 0;
+  std::int64_t n = 0;
+  for (const data::Batch& b : data.validation) {
+    const Tensor logits = model.forward(b.inputs);
+    const std::int64_t count = b.targets.numel();
+    total += cross_entropy(logits.reshape({count, -1}), b.targets.reshape({count}), Reduction::sum).item();
+    n += count;
+  }
+  return total / static_cast<double>(n);
+}
+
+namespace {
+
+std::unique_ptr<optim::Optimizer> make_optimizer(nn::TransformerLM& model, const TrainOptions& o) {
+  if (o.optimizer == "sgd")  // momentum 0.9, L2 weight decay on the matrices only
+    return std::make_unique<optim::SGD>(optim::weight_decay_groups(model, optim::SGDOptions(o.lr).momentum(0.9).weight_decay(o.weight_decay)));
+  // Betas (0.9, 0.95) as GPT-3 and train_lm; no weight decay on norms, biases, embeddings.
+  const auto options = optim::AdamOptions(o.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(o.weight_decay);
+  if (o.optimizer == "adam") return std::make_unique<optim::Adam>(optim::weight_decay_groups(model, options));
+  return std::make_unique<optim::AdamW>(optim::weight_decay_groups(model, options));
+}
+
+std::unique_ptr<optim::LRSchedule> make_schedule(optim::Optimizer& optimizer, const TrainOptions& o) {
+  // A run shorter than the warmup warms up over its first tenth instead (as train_lm).
+  const std::int64_t warmup = o.warmup >= o.steps ? o.steps / 10 : o.warmup;
+  if (o.schedule == "constant") return std::make_unique<optim::LinearWarmup>(optimizer, warmup);
+  return std::make_unique<optim::WarmupCosine>(optimizer, warmup, std::max<std::int64_t>(o.steps, 1), 0.1);
+}
+
+}  // namespace
+
+TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions& o,
+                  const std::function<bool(std::int64_t, double)>& after_step) {
+  const auto start = std::chrono::steady_clock::now();
+  auto optimizer = make_optimizer(model, o);
+  auto schedule = make_schedule(*optimizer, o);
+  Generator batches(o.batch_seed);
+  TrainResult r;
+  for (std::int64_t step = 0; step < o.steps; ++step) {
+    schedule->apply(step);
+    const data::Batch batch = data.stream->sample_batch(data::Split::train, o.batch, o.seq_len, batches);
+    const Tensor logits = model.forward(batch.inputs);
+    const Tensor loss = cross_entropy(logits.reshape({-1, data.vocab_size}), batch.targets.reshape({-1}));
+    const double l = loss.item();
+    r.loss.push_back(l);
+    r.lr.push_back(optimizer->lr(0));
+    if (!std::isfinite(l)) {
+      r.status = "non-finite";
+      break;
+    }
+    optimizer->zero_grad();
+    loss.backward();
+    if (o.clip > 0) optim::clip_grad_norm_(model.named_parameters(), o.clip);
+    optimizer->step();
+    if (!after_step(step + 1, l)) {
+      r.interrupted = true;
+      break;
+    }
+  }
+  model.zero_grad();
+  r.initial_loss = r.loss.empty() ? NAN : r.loss.front();
+  if (r.status == "ok" && !r.loss.empty()) {
+    const std::size_t tail = std::max<std::size_t>(1, r.loss.size() / 10);
+    double sum = 0;
+    for (std::size_t i = r.loss.size() - tail; i < r.loss.size(); ++i) sum += r.loss[i];
+    r.final_loss = sum / static_cast<double>(tail);
+    r.val_loss = validation_loss(model, data);
+    if (!std::isfinite(r.val_loss)) r.status = "non-finite";
+    else if (!(r.final_loss < r.initial_loss)) r.status = "no progress";
+  } else {
+    r.final_loss = r.val_loss = NAN;
+  }
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace depth_study

@@ -1,0 +1,87 @@
+// runs.hpp — one run of the depth study: build a model, measure it on a fixed probe batch,
+// train it for a few hundred steps on batches drawn in a fixed order, measure it again.
+//
+// The measurements (Snapshot) answer three questions about a stack of L blocks:
+//   gradients   ‖∇θ_l‖ per block l, and ‖∂loss/∂h₀‖ at the embeddings' output h₀: do they
+//               shrink (vanish) or grow (explode) from the top block down to the bottom?
+//   activations RMS(h_l) = sqrt(mean(h_l²)) of each block's output
+//   collapse    cos(h_l, h_{l-1}) averaged over tokens: near 1 means block l barely changes
+//               the representation.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tapegrad/tapegrad.hpp>
+
+#include "variants.hpp"
+
+namespace depth_study {
+
+// Everything that stays the same across runs: the token stream, the probe batch on which the
+// snapshots are measured and the validation batches. Both are spread evenly over the
+// validation split (a corpus of several texts changes its style from file to file): the probe
+// over its first half, the validation batches over its second half.
+struct Data {
+  const tapegrad::data::TokenStream* stream = nullptr;
+  std::int64_t vocab_size = 0;
+  tapegrad::data::Batch probe;                     // probe_sequences windows (B, T)
+  std::vector<tapegrad::data::Batch> validation;  // eval_batches batches of `batch` windows
+};
+// Throws ValueError when the validation split is shorter than two windows.
+Data make_data(const tapegrad::data::TokenStream& stream, std::int64_t vocab_size, std::int64_t probe_sequences,
+               std::int64_t eval_batches, std::int64_t batch, std::int64_t seq_len);
+
+struct ModelShape {
+  std::int64_t d_model = 64, heads = 4, seq_len = 32;
+};
+// The model of one run; built right after manual_seed(seed), so that runs that differ only
+// in the variant start from the same embeddings.
+std::shared_ptr<tapegrad::nn::TransformerLM> build_model(const Variant& variant, std::int64_t depth,
+                                                         const std::string& init, const ModelShape& shape,
+                                                         std::int64_t vocab_size, std::uint64_t seed);
+
+struct Snapshot {
+  double loss = 0;                  // mean cross-entropy on the probe batch
+  std::vector<double> grad_norm;    // [l-1] = ‖∇θ_l‖₂ over all parameters of block l
+  std::vector<double> rms;          // [l-1] = RMS of block l's output h_l
+  std::vector<double> cosine;       // [l-1] = mean over tokens of cos(h_l, h_{l-1}); h₀ = embeddings
+  double emb_output_grad = 0;       // ‖∂loss/∂h₀‖₂, h₀ = tok_emb[x] + pos_emb: the gradient reaching the embeddings
+  double tok_emb_grad = 0;          // ‖∇ tok_emb.weight‖₂ (tied: includes the output layer's gradient)
+  double total_grad = 0;            // ‖∇θ‖₂ over every parameter
+};
+// One forward and backward pass on the probe batch (gradients of the mean loss). Leaves the
+// model's gradients set; the caller clears them.
+Snapshot measure(tapegrad::nn::TransformerLM& model, const tapegrad::data::Batch& probe);
+// The largest |difference| between the logits of measure()'s forward pass and model.forward:
+// --check requires it to be tiny, so the snapshots measure the model that is trained.
+double probe_forward_mismatch(tapegrad::nn::TransformerLM& model, const tapegrad::data::Batch& probe);
+
+struct TrainOptions {
+  std::int64_t steps = 150, warmup = 15, batch = 8, seq_len = 32;
+  double lr = 1e-3, weight_decay = 0.1, clip = 1.0;
+  std::string optimizer = "adamw", schedule = "cosine";
+  std::uint64_t batch_seed = 0;  // every run draws the same batches in the same order
+};
+
+struct TrainResult {
+  std::vector<double> loss, lr;  // [s] = training loss and lr of step s + 1
+  // "ok"; "non-finite" (the loss became NaN or Inf: the run stopped there); or "no progress"
+  // (the final training loss is not below the loss of the first step).
+  std::string status = "ok";
+  double initial_loss = 0;  // loss of step 1, before any update
+  double final_loss = 0;    // mean training loss over the last tenth of the steps
+  double val_loss = 0;      // mean cross-entropy on the validation batches after training
+  double seconds = 0;
+  bool interrupted = false;
+};
+// after_step(step, loss) is called after each step; it returns false to stop (Ctrl-C).
+TrainResult train(tapegrad::nn::TransformerLM& model, const Data& data, const TrainOptions& options,
+                  const std::function<bool(std::int64_t, double)>& after_step);
+
+// Mean cross-entropy over the validation batches.
+double validation_loss(tapegrad::nn::TransformerLM& model, const Data& data);
+
+}  // namespace depth_study

@@ -1,0 +1,71 @@
+// test_allocator.cpp — the caching allocator behind Storage: a training step in the steady
+// state takes no new memory from the OS, blocks are reused by size class, the limit and
+// empty_cache() hold.
+#include <catch2/catch.hpp>
+#include <tapegrad/tapegrad.hpp>
+
+using namespace tapegrad;
+
+namespace {
+// Restores the cache limit a test changed.
+struct CacheLimitGuard {
+  std::size_t saved = cache_limit();
+  explicit CacheLimitGuard(std::size_t limit) { set_cache_limit(limit); }
+  ~CacheLimitGuard() { set_cache_limit(saved); }
+};
+}  // namespace
+
+TEST_CASE("allocator: a training step in the steady state allocates no new memory", "[allocator]") {
+  CacheLimitGuard guard(std::size_t(1) << 30);  // explicit: the default is 0 under ASan
+  manual_seed(0);
+  nn::TransformerLMConfig c;
+  c.vocab_size = 32;
+  c.max_seq_len = 16;
+  c.n_layers = 2;
+  c.block.d_model = 32;
+  c.block.n_heads = 2;
+  nn::TransformerLM model(c);
+  optim::AdamW opt(model.named_parameters(), optim::AdamOptions(1e-3));
+  Generator gen(1);
+  const Tensor tokens = randint(0, 32, {4, 16}, gen);
+  auto step = [&] {
+    opt.zero_grad();
+    Tensor loss = cross_entropy(model.forward(tokens).reshape({64, 32}), tokens.reshape({64}));
+    loss.backward();
+    opt.step();
+  };
+  step();
+  step();  // the optimizer's moments exist from the first step on; the second is steady state
+  const AllocatorStats before = allocator_stats();
+  step();
+  const AllocatorStats after = allocator_stats();
+  CHECK(after.allocations - before.allocations > 50);  // the step does allocate tensors...
+  CHECK(after.os_allocations == before.os_allocations);  // ...all from the cache
+}
+
+TEST_CASE("allocator: blocks are reused by size class; limit and empty_cache hold", "[allocator]") {
+  CacheLimitGuard guard(std::size_t(64) << 20);
+  empty_cache();
+  CHECK(allocator_stats().cached_bytes == 0);
+  { Tensor a = Tensor::empty({1000, 1000}, DType::float32); }
+  CHECK(allocator_stats().cached_bytes >= 4000000);
+  const auto before = allocator_stats();
+  { Tensor b = Tensor::empty({999, 1001}, DType::float32); }  // 4 bytes fewer: the same size class
+  CHECK(allocator_stats().os_allocations == before.os_allocations);
+  empty_cache();
+  CHECK(allocator_stats().cached_bytes == 0);
+
+  set_cache_limit(0);  // caching off: every block goes back to the OS
+  { Tensor c = Tensor::empty({1000}, DType::float32); }
+  CHECK(allocator_stats().cached_bytes == 0);
+  const auto off = allocator_stats();
+  { Tensor d = Tensor::empty({1000}, DType::float32); }
+  CHECK(allocator_stats().os_allocations == off.os_allocations + 1);
+}
+
+TEST_CASE("allocator: zeros are zeros even in a reused block", "[allocator]") {
+  CacheLimitGuard guard(std::size_t(64) << 20);
+  { Tensor a = full({4096}, 7.0, DType::float32); }
+  const Tensor z = zeros({4096}, DType::float32);
+  CHECK(z.sum().item() == 0);
+}
