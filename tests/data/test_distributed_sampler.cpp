@@ -91,7 +91,7 @@ TEST_CASE("DistributedSampler: bad arguments", "[data][distributed]") {
   REQUIRE_THROWS_AS(s.indices(-1, 0), ValueError);
 }
 
-TEST_CASE("shard_of: rank r keeps rows [r·b, (r+1)·b) of a batch drawn at random", "[data][distributed]") {
+TEST_CASE("shard_of: rank r keeps rows r·b up to (r+1)·b of a batch drawn at random", "[data][distributed]") {
   std::vector<TokenId> tokens(500);
   std::iota(tokens.begin(), tokens.end(), 0);
   const TokenStream stream(tokens, 0.1);
