@@ -1,7 +1,7 @@
 // train_step.cpp — how fast does a whole training step run? A GPT-2-style LM (learned
 // positions, tied head, GELU-tanh MLP 4x, LayerNorm 1e-5, AdamW) in any placement, timed
 // step by step after a warm-up. bench/torch_train_step.py builds the same model in PyTorch,
-// and bench/compare_train_step.sh runs both interleaved and prints the ratios.
+// and bench/compare_train_step.py runs both interleaved and prints the ratios.
 //
 //   train_step --config S --threads 1            # ms/step (median, min, max), tokens/s, GFLOP/s, peak RSS
 //   train_step --config M --placement post --steps 10 --warmup 2

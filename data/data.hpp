@@ -5,6 +5,7 @@
 #include "bpe.hpp"
 #include "dataloader.hpp"
 #include "dataset.hpp"
+#include "distributed_sampler.hpp"
 #include "mapped_file.hpp"
 #include "synthetic.hpp"
 #include "text_corpus.hpp"

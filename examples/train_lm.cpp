@@ -4,23 +4,29 @@
 //   train_lm                                  # defaults: ~5 minutes on 2 cores
 //   train_lm --placement post --norm rmsnorm --layers 6 --steps 2000 --data my.txt
 //   train_lm --checkpoint run.tgc --resume    # continue exactly where run.tgc stopped
+//   mpirun -n 4 train_lm --ddp --threads 1    # data-parallel: 4 processes share each batch
 //
 // Shows a live progress line (step, loss, smoothed loss, tokens/s, lr, gradient norm, ETA),
 // the validation loss at each eval interval next to the unigram baseline, a generated
 // sample at the end; writes metrics as CSV and checkpoints atomically (also on Ctrl-C).
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
+#include <thread>
 #include <unistd.h>
 
 #include "lm_common.hpp"
+#include "lm_ddp.hpp"
 
 using namespace tapegrad;
 
@@ -37,7 +43,9 @@ struct Settings {
   double lr = 3e-3, min_lr_ratio = 0.1, weight_decay = 0.1, clip = 1.0, residual_scale = 1.0, dropout = 0.0;
   std::string schedule = "cosine", placement = "pre", norm = "layernorm", init = "gpt2";
   std::uint64_t seed = 1337;
-  bool resume = false;
+  bool resume = false, ddp = false;
+  double bucket_mb = 25;
+  std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
 };
 
 // Cross-entropy of the unigram model fitted on the train split, measured on the val split:
@@ -118,11 +126,27 @@ int main(int argc, char** argv) {
   app.add_option("--eval-batches", s.eval_batches, "validation batches per evaluation")->check(CLI::PositiveNumber);
   app.add_option("--log", s.log, "CSV file of metrics (step, loss, smoothed, val_loss, lr, grad_norm, tokens_per_s)");
   app.add_option("--sample-tokens", s.sample_tokens, "tokens to generate at the end")->check(CLI::NonNegativeNumber);
+  app.add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
+                               "batch, gradients are averaged; rank 0 alone logs, evaluates and saves");
+  app.add_option("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+  app.add_option("--fail-on-rank", s.fail_on_rank)->group("");  // hidden, for tests
+  app.add_option("--fail-at-step", s.fail_at_step)->group("");
   CLI11_PARSE(app, argc, argv);
 
+  lm::DataParallel job;
   try {
+    job.start(s.ddp);
+    if (!job.lead() && !std::freopen("/dev/null", "w", stdout))  // one progress line: rank 0's
+      throw std::runtime_error("cannot silence the standard output of rank " + std::to_string(job.rank));
+    if (s.batch % job.world != 0)
+      throw std::invalid_argument("--batch " + std::to_string(s.batch) + ": the global batch must be a multiple of the " +
+                                  std::to_string(job.world) + " processes");
+    // Under mpirun the processes on one machine share its cores.
+    if (s.threads == 0 && job.local_processes() > 1 && !std::getenv("TAPEGRAD_NUM_THREADS"))
+      s.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / job.local_processes());
     if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
     std::signal(SIGINT, on_sigint);
+    if (job.on()) std::signal(SIGTERM, on_sigint);  // what mpirun sends every rank on Ctrl-C
 
     // ---- data and tokenizer
     const data::Corpus corpus = s.data.empty() ? data::Corpus::default_corpus() : data::Corpus::from_files({s.data});
@@ -184,46 +208,69 @@ int main(int argc, char** argv) {
       step = state.step;
       std::printf("resumed from %s at step %lld\n", s.checkpoint.c_str(), static_cast<long long>(step));
     }
+    job.attach(*model, s.resume, step, s.bucket_mb);
+    if (job.on())
+      std::printf("ddp: %d processes, batch %lld = %d x %lld rows, %lld gradient buckets, %lld threads each\n", job.world,
+                  static_cast<long long>(s.batch), job.world, static_cast<long long>(s.batch / job.world),
+                  static_cast<long long>(job.num_buckets()), static_cast<long long>(get_num_threads()));
     auto save = [&](const char* why) {
+      job.require_in_sync(*model);  // every rank checks; rank 0 writes
+      if (!job.lead()) return;
       state.step = step;
       state.extra = lm::config_metadata(config);
       io::save_training_checkpoint(state, s.checkpoint);
       tokenizer->save(lm::tokenizer_path(s.checkpoint));
-      std::printf("%scheckpoint saved to %s at step %lld (%s)\n", isatty(fileno(stdout)) ? "\r\033[K" : "", s.checkpoint.c_str(),
+      const bool redraw = isatty(fileno(stdout)) && !job.on();  // see `tty` below
+      std::printf("%scheckpoint saved to %s at step %lld (%s)\n", redraw ? "\r\033[K" : "", s.checkpoint.c_str(),
                   static_cast<long long>(step), why);
     };
 
     // ---- training loop
     const double baseline = unigram_baseline(stream, V);
     std::printf("unigram baseline (val): %.4f nats/token; uniform: %.4f\n", baseline, std::log(double(V)));
-    std::ofstream log(s.log, s.resume ? std::ios::app : std::ios::trunc);
-    if (!s.resume) log << "step,loss,smoothed_loss,val_loss,lr,grad_norm,tokens_per_s\n";
+    std::ofstream log;
+    if (job.lead()) log.open(s.log, s.resume ? std::ios::app : std::ios::trunc);
+    if (job.lead() && !s.resume) log << "step,loss,smoothed_loss,val_loss,lr,grad_norm,tokens_per_s\n";
     const auto start = std::chrono::steady_clock::now();
     const std::int64_t first_step = step;
     double smoothed = NAN, val_loss = NAN;
-    const bool tty = isatty(fileno(stdout));
+    // Under mpirun, stdout is a pseudo-terminal even when the job's output goes to a file:
+    // whole lines then, not a line redrawn in place.
+    const bool tty = isatty(fileno(stdout)) && !job.on();
     const std::int64_t last_step = s.stop_after > 0 ? std::min(s.steps, first_step + s.stop_after) : s.steps;
-    while (step < last_step && !interrupted) {
+    bool stop = false;  // Ctrl-C on any rank stops every rank after the same step
+    while (step < last_step && !stop) {
+      if (step == s.fail_at_step && job.rank == s.fail_on_rank)
+        throw std::runtime_error("failure injected at step " + std::to_string(step) + " (--fail-at-step)");
       schedule->apply(step);
-      const data::Batch batch = stream.sample_batch(data::Split::train, s.batch, s.seq_len, batch_gen);
+      // Every rank draws the whole global batch from the same generator and keeps its rows:
+      // together the ranks train on exactly the batch a single process would.
+      data::Batch batch = stream.sample_batch(data::Split::train, s.batch, s.seq_len, batch_gen);
+      if (job.world > 1) batch = data::shard_of(batch, job.rank, job.world);
+      // Dropout: rank r at step t draws from a generator seeded by (seed, t, r), so ranks mask
+      // their rows independently and a resumed run draws the same masks.
+      if (job.on())
+        default_generator().manual_seed(s.seed ^ (static_cast<std::uint64_t>(step) << 20) ^ static_cast<std::uint64_t>(job.rank));
       const Tensor logits = model->forward(batch.inputs);
       const Tensor loss = cross_entropy(logits.reshape({-1, V}), batch.targets.reshape({-1}));
       optimizer.zero_grad();
       loss.backward();
+      job.average_gradients();
       optim::require_healthy(loss, model->named_parameters());
       const double grad_norm = s.clip > 0 ? optim::clip_grad_norm_(model->parameters(), s.clip) : nn::total_grad_norm(*model);
       optimizer.step();
       ++step;
 
-      const double l = loss.item();
+      const double l = job.mean(loss.item());
       smoothed = std::isnan(smoothed) ? l : 0.95 * smoothed + 0.05 * l;
       const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       const double per_step = elapsed / static_cast<double>(step - first_step);
       const double tokens_per_s = static_cast<double>(s.batch * s.seq_len) / per_step;
       const bool eval_now = step % s.eval_interval == 0 || step == last_step;
-      if (eval_now) val_loss = evaluate(*model, stream, s);
-      log << step << ',' << l << ',' << smoothed << ',' << (eval_now ? std::to_string(val_loss) : "") << ','
-          << optimizer.lr(0) << ',' << grad_norm << ',' << tokens_per_s << '\n';
+      if (eval_now && job.lead()) val_loss = evaluate(*model, stream, s);
+      if (job.lead())
+        log << step << ',' << l << ',' << smoothed << ',' << (eval_now ? std::to_string(val_loss) : "") << ','
+            << optimizer.lr(0) << ',' << grad_norm << ',' << tokens_per_s << '\n';
       char line[256];
       std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  smoothed %.4f  %.0f tok/s  lr %.2e  |g| %.3f  ETA %s",
                     static_cast<long long>(step), static_cast<long long>(s.steps), l, smoothed, tokens_per_s,
@@ -236,9 +283,13 @@ int main(int argc, char** argv) {
       }
       std::fflush(stdout);
       if (s.checkpoint_interval > 0 && step % s.checkpoint_interval == 0 && step < s.steps) save("interval");
+      stop = job.any(interrupted);
     }
     log.flush();
-    if (interrupted) {
+    if (job.on())
+      std::printf("ddp: %.2f ms per step in allreduce (mean over %lld steps)\n", job.mean_allreduce_ms(),
+                  static_cast<long long>(step - first_step));
+    if (stop) {
       save("interrupted");
       return 130;
     }
@@ -246,7 +297,7 @@ int main(int argc, char** argv) {
     std::printf("final validation loss %.4f nats/token vs unigram baseline %.4f (%s)\n", val_loss, baseline,
                 val_loss < baseline ? "below the baseline" : "NOT below the baseline");
 
-    if (s.sample_tokens > 0) {
+    if (s.sample_tokens > 0 && job.lead()) {
       const std::vector<data::TokenId> prompt_ids = tokenizer->encode("The ");
       std::vector<std::int64_t> prompt(prompt_ids.begin(), prompt_ids.end());
       nn::GenerateOptions g;
@@ -258,8 +309,7 @@ int main(int argc, char** argv) {
       std::printf("--- sample ---\n%s\n--------------\n", tokenizer->decode_tensor(out).c_str());
     }
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "train_lm: error: %s\n", e.what());
-    return 1;
+    return job.fail("train_lm", e.what());
   }
   return 0;
 }

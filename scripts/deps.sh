@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(build-essential cmake pkg-config libopenblas-openmp-dev catch2 libcereal-dev
           libcli11-dev libbenchmark-dev
+          libopenmpi-dev openmpi-bin  # tapegrad::distributed, train_lm --ddp and their tests
           clang-16 libclang-rt-16-dev libomp-16-dev)  # the libFuzzer stage of test.sh
 
 missing=()

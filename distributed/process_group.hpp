@@ -1,0 +1,67 @@
+// process_group.hpp — the processes of one data-parallel job, started by mpirun: who am I
+// (rank), how many are we (world size), and the few collectives training needs.
+//
+//   distributed::ProcessGroup group;          // MPI_Init; MPI_Finalize when it goes
+//   if (group.rank() == 0) std::printf("%d processes\n", group.world_size());
+//   double loss = group.mean(local_loss);     // the same value on every rank
+//
+// Without mpirun the program is a world of one (rank 0 of 1) and every collective is a copy.
+// Collectives are blocking and every rank must call them in the same order, with the same
+// sizes: a rank that skips one leaves the others waiting. That is why an error on one rank
+// must end the whole job (abort()), never just that rank. MPI stays out of this header
+// (tapegrad::distributed links it privately), so including it needs no MPI compiler flags.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "../autograd/dtype.hpp"
+
+namespace tapegrad::distributed {
+
+class ProcessGroup {
+ public:
+  // Initializes MPI (thread level "funneled": OpenMP threads run ops, only the thread that
+  // made the group calls MPI). One group per process; throws std::logic_error for a second.
+  ProcessGroup();
+  // Finalizes MPI. Every rank must get here: a rank that leaves early hangs the others.
+  ~ProcessGroup();
+  ProcessGroup(const ProcessGroup&) = delete;
+  ProcessGroup& operator=(const ProcessGroup&) = delete;
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  // The processes of this job on this machine (to divide its cores among them).
+  int local_size() const { return local_size_; }
+  bool is_main() const { return rank_ == 0; }
+
+  // Waits until every rank has called it.
+  void barrier() const;
+  // In place, on every rank: data[i] <- sum over ranks of data[i]. float32 or float64.
+  void allreduce_sum(void* data, std::int64_t count, DType dtype) const;
+  // The mean over ranks of one value, the same on every rank.
+  double mean(double value) const;
+  // True on every rank when it is true on any rank (to agree on stopping).
+  bool any(bool value) const;
+  // Min and max over ranks of one value (equal iff every rank holds the same value).
+  std::uint64_t min(std::uint64_t value) const;
+  std::uint64_t max(std::uint64_t value) const;
+  // Copies `bytes` bytes at data from rank `root` to every other rank.
+  void broadcast(void* data, std::int64_t bytes, int root = 0) const;
+
+  // Ends every process of the job with exit code `code` (MPI_Abort), from any rank, without
+  // waiting for the others: what to do after an error, instead of throwing on alone.
+  [[noreturn]] void abort(int code = 1) const;
+
+  // "Open MPI v4.1.4, ..." — the library that runs the job.
+  static std::string library_version();
+
+ private:
+  int rank_ = 0, world_size_ = 1, local_size_ = 1;
+};
+
+// True when this process was started by mpirun/mpiexec (Open MPI, or MPICH and other PMI launchers)
+// as one of several: a program can refuse to run N copies of a single-process job.
+bool launched_as_one_of_many();
+
+}  // namespace tapegrad::distributed

@@ -1,0 +1,134 @@
+// lm_ddp.hpp — train_lm's data-parallel side (--ddp, under mpirun): this process is rank
+// `rank` of `world`, trains on its rows of each global batch, and averages its gradients with
+// the others'. Without --ddp it is rank 0 of 1 and every call costs nothing. It builds with
+// and without MPI: the MPI parts are compiled only when tapegrad::distributed is linked.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+#include <tapegrad/tapegrad.hpp>
+#if TAPEGRAD_HAS_DISTRIBUTED
+#include <tapegrad/distributed/ddp.hpp>
+#endif
+
+namespace lm {
+
+class DataParallel {
+ public:
+  int rank = 0, world = 1;
+
+  // Rank 0 alone logs, evaluates, samples and writes files.
+  bool lead() const { return rank == 0; }
+  bool on() const { return on_; }
+
+  // With ddp: joins the job mpirun started. Without: refuses to be one of several copies.
+  void start(bool ddp) {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (!ddp) {
+      if (tapegrad::distributed::launched_as_one_of_many())
+        throw std::invalid_argument("started by mpirun as one of several processes without --ddp: each would "
+                                    "train alone and write the same files; add --ddp");
+      return;
+    }
+    group_ = std::make_unique<tapegrad::distributed::ProcessGroup>();
+    rank = group_->rank();
+    world = group_->world_size();
+    on_ = true;
+#else
+    if (ddp)
+      throw std::invalid_argument("--ddp: this train_lm was built without MPI (install libopenmpi-dev and "
+                                  "openmpi-bin, then configure with -DTAPEGRAD_WITH_MPI=ON)");
+#endif
+  }
+
+  // Processes of this job on this machine: they share its cores.
+  int local_processes() const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (on_) return group_->local_size();
+#endif
+    return 1;
+  }
+
+  // After the model is built (and loaded, when resuming): checks that the ranks loaded the
+  // same checkpoint, then copies rank 0's parameters and buffers to all of them.
+  void attach([[maybe_unused]] tapegrad::nn::Module& model, [[maybe_unused]] bool resumed,
+              [[maybe_unused]] std::int64_t step, [[maybe_unused]] double bucket_mb) {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (!on_) return;
+    namespace dist = tapegrad::distributed;
+    if (resumed && (!dist::in_sync(model, *group_) || group_->min(static_cast<std::uint64_t>(step)) != group_->max(static_cast<std::uint64_t>(step))))
+      throw std::runtime_error("the ranks resumed from different checkpoints: --checkpoint must name the same "
+                               "file on every host (a shared file system, or a copy on each)");
+    ddp_ = std::make_unique<dist::DistributedDataParallel>(model, *group_, dist::DDPOptions().bucket_mb(bucket_mb));
+#endif
+  }
+
+  // Gradients of this rank's rows -> gradients of the global batch, on every rank.
+  void average_gradients() {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (!ddp_) return;
+    ddp_->average_gradients();
+    allreduce_seconds_ += ddp_->last_allreduce_seconds();
+    ++steps_;
+#endif
+  }
+  double mean_allreduce_ms() const { return steps_ ? 1e3 * allreduce_seconds_ / static_cast<double>(steps_) : 0.0; }
+  std::int64_t num_buckets() const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (ddp_) return ddp_->num_buckets();
+#endif
+    return 0;
+  }
+
+  // The mean of a value over the ranks (the global batch's loss from the shards' losses).
+  double mean(double value) const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (on_) return group_->mean(value);
+#endif
+    return value;
+  }
+  // True everywhere when true on some rank: the ranks stop at the same step.
+  bool any(bool value) const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (on_) return group_->any(value);
+#endif
+    return value;
+  }
+  // Throws when the ranks' parameters differ (they must stay bit-identical). Collective.
+  void require_in_sync([[maybe_unused]] const tapegrad::nn::Module& model) const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (on_ && !tapegrad::distributed::in_sync(model, *group_))
+      throw std::runtime_error("the ranks' parameters are no longer identical");
+#endif
+  }
+
+  // Reports an error and ends the program, and with --ddp the whole job: the other ranks may
+  // be waiting for this one in an allreduce and would wait forever. Returns the exit code.
+  int fail(const char* program, const char* what) const {
+    if (!on_) {
+      std::fprintf(stderr, "%s: error: %s\n", program, what);
+      return 1;
+    }
+    std::fprintf(stderr, "%s: rank %d: error: %s\n", program, rank, what);
+    std::fflush(stderr);
+#if TAPEGRAD_HAS_DISTRIBUTED
+    group_->abort(1);
+#endif
+    return 1;
+  }
+
+ private:
+  bool on_ = false;
+  double allreduce_seconds_ = 0;
+  std::int64_t steps_ = 0;
+#if TAPEGRAD_HAS_DISTRIBUTED
+  std::unique_ptr<tapegrad::distributed::ProcessGroup> group_;
+  std::unique_ptr<tapegrad::distributed::DistributedDataParallel> ddp_;
+#endif
+};
+
+}  // namespace lm
