@@ -26,10 +26,6 @@
 
 namespace tapegrad {
 
-namespace {
-
-// Nodes reachable from root in DFS post-order: every node comes after all of its inputs.
-// Walked from the back, each node is reached only after every node that consumes it.
 std::vector<Node*> topological_order(Node* root) {
   std::vector<Node*> post_order;
   std::unordered_set<Node*> visited{root};
@@ -48,6 +44,8 @@ std::vector<Node*> topological_order(Node* root) {
   }
   return post_order;
 }
+
+namespace {
 
 void check_gradient(const Node& node, std::size_t input, const Tensor& grad) {
   if (grad.shape() != node.input_shapes[input] || grad.dtype() != node.input_dtypes[input])

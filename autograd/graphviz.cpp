@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <map>
 #include <sstream>
-#include <unordered_set>
 #include <vector>
 
+#include "engine.hpp"
 #include "node.hpp"
 
 namespace tapegrad {
@@ -15,17 +15,9 @@ namespace {
 
 // Every node reachable from root, sorted by sequence number (the order they ran).
 std::vector<const Node*> nodes_in_execution_order(const Tensor& root) {
-  std::vector<const Node*> nodes;
-  if (!root.defined() || !root.grad_fn()) return nodes;
-  std::unordered_set<const Node*> seen{root.grad_fn().get()};
-  std::vector<const Node*> stack{root.grad_fn().get()};
-  while (!stack.empty()) {
-    const Node* node = stack.back();
-    stack.pop_back();
-    nodes.push_back(node);
-    for (const Edge& e : node->next_edges)
-      if (e.node && seen.insert(e.node.get()).second) stack.push_back(e.node.get());
-  }
+  if (!root.defined() || !root.grad_fn()) return {};
+  const std::vector<Node*> reachable = topological_order(root.grad_fn().get());
+  std::vector<const Node*> nodes(reachable.begin(), reachable.end());
   std::sort(nodes.begin(), nodes.end(),
             [](const Node* a, const Node* b) { return a->sequence_nr < b->sequence_nr; });
   return nodes;

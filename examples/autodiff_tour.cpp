@@ -23,7 +23,6 @@
 #include <sstream>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 using namespace tapegrad;
@@ -63,21 +62,9 @@ std::string num(double v) {
 }
 
 // Nodes reachable from root, consumers before producers: the order in which backward visits
-// them. The same iterative depth-first search as autograd/engine.cpp, then reversed.
+// them. The engine's own depth-first search (autograd/engine.cpp, topological_order), reversed.
 std::vector<Node*> backward_order(Node* root) {
-  std::vector<Node*> post_order;
-  std::unordered_set<Node*> visited{root};
-  std::vector<std::pair<Node*, std::size_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->next_edges.size()) {
-      Node* child = node->next_edges[next++].node.get();
-      if (child && visited.insert(child).second) stack.emplace_back(child, 0);
-    } else {
-      post_order.push_back(node);
-      stack.pop_back();
-    }
-  }
+  const std::vector<Node*> post_order = topological_order(root);
   return {post_order.rbegin(), post_order.rend()};
 }
 
