@@ -459,12 +459,13 @@ int main(int argc, char** argv) {
     }
 
     const std::string timing = progress.timing();
-    summary_table(runs, mix).write_csv(s.out + "/summary.csv");
+    const study::Table summary = summary_table(runs, mix);
+    summary.write_csv(s.out + "/summary.csv");
     curves_table(runs, mix).write_csv(s.out + "/curves.csv");
     write_charts(runs, mix, s.out);
     write_report(runs, mix, s, timing);
     std::printf("\n%s\nwrote %s/report.md, summary.csv, curves.csv, val_loss.svg, train_loss.svg; whole study %s\n",
-                summary_table(runs, mix).markdown().c_str(), s.out.c_str(), timing.c_str());
+                summary.markdown().c_str(), s.out.c_str(), timing.c_str());
     if (s.check) {
       if (!study::print_problems(check_outputs(runs, s.out))) return 1;
       std::printf("adaln_conditional: check passed\n");

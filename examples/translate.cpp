@@ -447,12 +447,13 @@ int main(int argc, char** argv) {
 
     // ---- outputs
     const std::string timing = progress.timing();
-    summary_table(runs, baseline).write_csv(s.out + "/summary.csv");
+    const study::Table summary = summary_table(runs, baseline);
+    summary.write_csv(s.out + "/summary.csv");
     curves_table(runs).write_csv(s.out + "/curves.csv");
     write_charts(runs, s);
     write_report(runs, s, baseline, timing);
     std::printf("\n%s\nwrote %s/report.md, summary.csv, curves.csv, val_loss.svg, train_loss.svg; whole study %s\n",
-                summary_table(runs, baseline).markdown().c_str(), s.out.c_str(), timing.c_str());
+                summary.markdown().c_str(), s.out.c_str(), timing.c_str());
     if (s.check) {
       if (!study::print_problems(check_outputs(runs, s.out))) return 1;
       std::printf("translate: check passed\n");

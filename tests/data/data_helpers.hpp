@@ -1,5 +1,5 @@
-// data_helpers.hpp — helpers shared by the tests of data/: a scratch directory and byte-level
-// file access. Header-only (tests/CMakeLists.txt compiles only tests/*/test_*.cpp).
+// data_helpers.hpp — helpers shared by the tests of data/: a scratch directory, byte-level
+// file access, a numbered dataset. Header-only (tests/CMakeLists.txt compiles only tests/*/test_*.cpp).
 #pragma once
 
 #include <unistd.h>
@@ -58,6 +58,17 @@ inline std::string random_bytes(std::size_t n, Generator& gen) {
   std::string s(n, '\0');
   for (char& c : s) c = static_cast<char>(gen.next_below(256));
   return s;
+}
+
+// N examples; input row i = [i, 10·i] (float32), target i = i (int64).
+inline std::shared_ptr<data::TensorDataset> numbered_dataset(std::int64_t n) {
+  std::vector<float> in;
+  std::vector<std::int64_t> tgt;
+  for (std::int64_t i = 0; i < n; ++i) {
+    in.insert(in.end(), {static_cast<float>(i), static_cast<float>(10 * i)});
+    tgt.push_back(i);
+  }
+  return std::make_shared<data::TensorDataset>(Tensor::from_vector(in, {n, 2}), Tensor::from_vector(tgt, {n}));
 }
 
 }  // namespace tapegrad::testing

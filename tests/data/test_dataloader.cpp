@@ -9,19 +9,9 @@
 
 using namespace tapegrad;
 using namespace tapegrad::data;
+using tapegrad::testing::numbered_dataset;
 
 namespace {
-
-// N examples; input row i = [i, 10·i] (float32), target i = i (int64).
-std::shared_ptr<TensorDataset> numbered_dataset(std::int64_t n) {
-  std::vector<float> in;
-  std::vector<std::int64_t> tgt;
-  for (std::int64_t i = 0; i < n; ++i) {
-    in.insert(in.end(), {static_cast<float>(i), static_cast<float>(10 * i)});
-    tgt.push_back(i);
-  }
-  return std::make_shared<TensorDataset>(Tensor::from_vector(in, {n, 2}), Tensor::from_vector(tgt, {n}));
-}
 
 // The next `count` batches as their index lists; also checks rows match their indices.
 std::vector<std::vector<std::int64_t>> take(DataLoader& loader, int count) {

@@ -10,21 +10,7 @@
 
 using namespace tapegrad;
 using namespace tapegrad::data;
-
-namespace {
-
-// Example i: input [i, 10·i] (float32), target i (int64).
-std::shared_ptr<TensorDataset> numbered(std::int64_t n) {
-  std::vector<float> in;
-  std::vector<std::int64_t> tgt;
-  for (std::int64_t i = 0; i < n; ++i) {
-    in.insert(in.end(), {static_cast<float>(i), static_cast<float>(10 * i)});
-    tgt.push_back(i);
-  }
-  return std::make_shared<TensorDataset>(Tensor::from_vector(in, {n, 2}), Tensor::from_vector(tgt, {n}));
-}
-
-}  // namespace
+using tapegrad::testing::numbered_dataset;
 
 TEST_CASE("shard_rows: equal slices in rank order, and clear errors", "[data][distributed]") {
   CHECK(shard_rows(12, 0, 3).begin == 0);
@@ -39,7 +25,7 @@ TEST_CASE("shard_rows: equal slices in rank order, and clear errors", "[data][di
 }
 
 TEST_CASE("DistributedSampler: the shards of each global batch are disjoint and cover it", "[data][distributed]") {
-  const auto dataset = numbered(50);
+  const auto dataset = numbered_dataset(50);
   const std::int64_t B = 12, W = 4;
   const DistributedSampler whole(dataset->size(), B, 0, 1, /*seed=*/7);
   CHECK(whole.batches_per_epoch() == 4);  // 50 / 12: the last 2 examples are skipped
