@@ -21,7 +21,7 @@
 #include <thread>
 #include <vector>
 
-#include "../nn/options.hpp"
+#include "../autograd/options.hpp"
 #include "dataset.hpp"
 
 namespace tapegrad::data {

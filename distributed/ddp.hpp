@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "../nn/module.hpp"
-#include "../nn/options.hpp"
+#include "../autograd/options.hpp"
 #include "process_group.hpp"
 
 namespace tapegrad::distributed {

@@ -14,7 +14,7 @@
 #include <string>
 
 #include <tapegrad/io/io.hpp>
-#include <tapegrad/io/training_checkpoint.hpp>
+#include <tapegrad/training/training_checkpoint.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 using namespace tapegrad;

@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include <tapegrad/io/training_checkpoint.hpp>
+#include <tapegrad/training/training_checkpoint.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 namespace lm {

@@ -25,9 +25,9 @@ int main(int argc, char** argv) {
   try {
     const io::Checkpoint ck = io::load_checkpoint(checkpoint);
     auto model = std::make_shared<nn::TransformerLM>(lm::config_from(ck));
-    io::TrainingState state;
+    training::TrainingState state;
     state.model = model.get();
-    io::restore_training_checkpoint(ck, state);
+    training::restore_training_checkpoint(ck, state);
     const auto tokenizer = data::load_tokenizer(lm::tokenizer_path(checkpoint));
     const std::vector<data::TokenId> ids = tokenizer->encode(prompt);
     if (ids.empty()) throw ValueError("the prompt encodes to no tokens");

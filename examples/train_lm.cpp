@@ -197,14 +197,14 @@ int main(int argc, char** argv) {
                 static_cast<long long>(model->num_parameters()));
 
     Generator batch_gen(s.seed ^ 0x5eedULL), sample_gen(s.seed + 1);
-    io::TrainingState state;
+    training::TrainingState state;
     state.model = model.get();
     state.optimizer = &optimizer;
     state.schedule = schedule.get();
     state.generators = {{"batches", &batch_gen}, {"dropout", &default_generator()}, {"sampling", &sample_gen}};
     std::int64_t step = 0;
     if (s.resume) {
-      io::load_training_checkpoint(state, s.checkpoint);
+      training::load_training_checkpoint(state, s.checkpoint);
       step = state.step;
       std::printf("resumed from %s at step %lld\n", s.checkpoint.c_str(), static_cast<long long>(step));
     }
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
       if (!job.lead()) return;
       state.step = step;
       state.extra = lm::config_metadata(config);
-      io::save_training_checkpoint(state, s.checkpoint);
+      training::save_training_checkpoint(state, s.checkpoint);
       tokenizer->save(lm::tokenizer_path(s.checkpoint));
       const bool redraw = isatty(fileno(stdout)) && !job.on();  // see `tty` below
       std::printf("%scheckpoint saved to %s at step %lld (%s)\n", redraw ? "\r\033[K" : "", s.checkpoint.c_str(),

@@ -4,7 +4,7 @@
 #pragma once
 
 #include "module.hpp"
-#include "options.hpp"
+#include "../autograd/options.hpp"
 
 namespace tapegrad::nn {
 

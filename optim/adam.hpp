@@ -18,7 +18,7 @@
 
 #include <utility>
 
-#include "../nn/options.hpp"
+#include "../autograd/options.hpp"
 #include "optimizer.hpp"
 
 namespace tapegrad::optim {

@@ -14,7 +14,7 @@
 // State per parameter: "momentum_buffer" (when μ ≠ 0).
 #pragma once
 
-#include "../nn/options.hpp"
+#include "../autograd/options.hpp"
 #include "optimizer.hpp"
 
 namespace tapegrad::optim {

@@ -58,7 +58,7 @@ flags=(-std=c++20 -g -O1 -Wno-unknown-pragmas -fno-omit-frame-pointer
 # OpenMP regions that capture structured bindings, and a fuzzer runs one thread anyway).
 # The OpenMP runtime is still linked, for the omp_* calls.
 ln -sfn "$PWD" "$build/include/tapegrad"  # <tapegrad/...> as in the CMake build
-mapfile -t sources < <(find autograd nn optim data io -name '*.cpp' 2> /dev/null | sort)
+mapfile -t sources < <(find autograd nn optim data io training -name '*.cpp' 2> /dev/null | sort)
 echo "=== fuzz.sh: compiling ${#sources[@]} library sources with $cxx"
 export cxx build
 # shellcheck disable=SC2016  # expanded by the inner shell

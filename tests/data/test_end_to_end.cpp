@@ -44,8 +44,8 @@ struct CopyRun {
     return loss.item();
   }
 
-  io::TrainingState state() {
-    io::TrainingState s;
+  training::TrainingState state() {
+    training::TrainingState s;
     s.model = model.get();
     s.optimizer = optimizer.get();
     s.step = step;
@@ -65,13 +65,13 @@ TEST_CASE("a tiny TransformerLM learns the copy task, saves, loads and resumes",
   INFO("loss after 150 steps " << loss << ", chance " << chance);
   CHECK(loss < 0.25 * chance);
 
-  io::save_training_checkpoint(run.state(), dir.file("copy.tgc"));
+  training::save_training_checkpoint(run.state(), dir.file("copy.tgc"));
   std::vector<double> expected;
   for (int i = 0; i < 5; ++i) expected.push_back(run.train_step());
 
   CopyRun resumed;  // fresh weights, optimizer and generators until the load
-  io::TrainingState s = resumed.state();
-  io::load_training_checkpoint(s, dir.file("copy.tgc"));
+  training::TrainingState s = resumed.state();
+  training::load_training_checkpoint(s, dir.file("copy.tgc"));
   resumed.step = s.step;
   CHECK(resumed.step == 150);
   for (int i = 0; i < 5; ++i) CHECK(resumed.train_step() == expected[i]);  // bit for bit

@@ -2,7 +2,7 @@
 // objects + N - k steps, bit for bit: model, AdamW moments, schedule, RNG and loader position.
 // (Resuming in a separate process is tested end to end with examples/train_lm.)
 #include <catch2/catch.hpp>
-#include <tapegrad/io/training_checkpoint.hpp>
+#include <tapegrad/training/training_checkpoint.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 #include "io/io_helpers.hpp"
@@ -53,8 +53,8 @@ struct Run {
     }
   }
 
-  io::TrainingState state() {
-    io::TrainingState s;
+  training::TrainingState state() {
+    training::TrainingState s;
     s.model = model.get();
     s.optimizer = optimizer.get();
     s.schedule = schedule.get();
@@ -66,8 +66,8 @@ struct Run {
   }
 
   void restore(const std::string& path) {
-    io::TrainingState s = state();
-    io::load_training_checkpoint(s, path);
+    training::TrainingState s = state();
+    training::load_training_checkpoint(s, path);
     step = s.step;
     loader->load_state(*s.loader);
     REQUIRE(s.extra.size() == 1);
@@ -94,7 +94,7 @@ TEST_CASE("resuming from a training checkpoint is bit-identical", "[io][checkpoi
   {
     Run first;
     first.train(k);
-    io::save_training_checkpoint(first.state(), path);
+    training::save_training_checkpoint(first.state(), path);
     first.train(3);  // keeps going: what it does after saving must not matter
   }
   Run resumed;  // fresh objects with different random weights until the load
@@ -116,7 +116,7 @@ TEST_CASE("a JSON training checkpoint resumes the same way", "[io][checkpoint][r
   {
     Run first;
     first.train(4);
-    io::save_training_checkpoint(first.state(), path, io::Format::json);
+    training::save_training_checkpoint(first.state(), path, io::Format::json);
   }
   Run resumed;
   resumed.restore(path);
@@ -130,17 +130,17 @@ TEST_CASE("a training checkpoint refuses what does not fit", "[io][checkpoint][e
   run.train(2);
   // A state-dict file is not a training checkpoint.
   io::save_module(*run.model, dir.file("weights.tgc"));
-  io::TrainingState s = run.state();
-  REQUIRE_THROWS_WITH(io::load_training_checkpoint(s, dir.file("weights.tgc")), Contains("not a training checkpoint"));
+  training::TrainingState s = run.state();
+  REQUIRE_THROWS_WITH(training::load_training_checkpoint(s, dir.file("weights.tgc")), Contains("not a training checkpoint"));
   // An optimizer of another kind.
-  io::save_training_checkpoint(run.state(), dir.file("run.tgc"));
+  training::save_training_checkpoint(run.state(), dir.file("run.tgc"));
   optim::SGD sgd(run.model->named_parameters(), optim::SGDOptions(0.1));
   s.optimizer = &sgd;
-  REQUIRE_THROWS_AS(io::load_training_checkpoint(s, dir.file("run.tgc")), Error);
+  REQUIRE_THROWS_AS(training::load_training_checkpoint(s, dir.file("run.tgc")), Error);
   // A checkpoint without a schedule, loaded with one.
-  io::TrainingState no_schedule = run.state();
+  training::TrainingState no_schedule = run.state();
   no_schedule.schedule = nullptr;
-  io::save_training_checkpoint(no_schedule, dir.file("noschedule.tgc"));
-  io::TrainingState wants_schedule = run.state();
-  REQUIRE_THROWS_WITH(io::load_training_checkpoint(wants_schedule, dir.file("noschedule.tgc")), Contains("schedule.kind"));
+  training::save_training_checkpoint(no_schedule, dir.file("noschedule.tgc"));
+  training::TrainingState wants_schedule = run.state();
+  REQUIRE_THROWS_WITH(training::load_training_checkpoint(wants_schedule, dir.file("noschedule.tgc")), Contains("schedule.kind"));
 }

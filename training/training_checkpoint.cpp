@@ -4,7 +4,11 @@
 #include <bit>
 #include <cstring>
 
-namespace tapegrad::io {
+namespace tapegrad::training {
+
+using io::FormatError;
+using io::StateDict;
+
 
 namespace {
 
@@ -106,7 +110,7 @@ Checkpoint make_training_checkpoint(const TrainingState& s) {
   Checkpoint c;
   c.kind = kKind;
   c.set("step", s.step);
-  c.section("model") = state_dict(*s.model);
+  c.section("model") = io::state_dict(*s.model);
   if (s.optimizer) save_optimizer(c, *s.optimizer);
   if (s.schedule) {
     const optim::ScheduleState ss = s.schedule->state();
@@ -131,7 +135,7 @@ void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
   if (!s.model) throw ValueError("load_training_checkpoint: TrainingState.model is null");
   const StateDict* model = c.find_section("model");
   if (!model) throw FormatError("training checkpoint: no 'model' section");
-  load_state_dict(*s.model, *model, /*strict=*/true);
+  io::load_state_dict(*s.model, *model, /*strict=*/true);
   if (s.optimizer) load_optimizer(c, *s.optimizer);
   if (s.schedule) {
     optim::ScheduleState ss;
@@ -152,11 +156,11 @@ void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
 }
 
 void save_training_checkpoint(const TrainingState& state, const std::string& path, Format format) {
-  save_checkpoint(make_training_checkpoint(state), path, format);
+  io::save_checkpoint(make_training_checkpoint(state), path, format);
 }
 
 void load_training_checkpoint(TrainingState& state, const std::string& path) {
-  restore_training_checkpoint(load_checkpoint(path), state);
+  restore_training_checkpoint(io::load_checkpoint(path), state);
 }
 
-}  // namespace tapegrad::io
+}  // namespace tapegrad::training

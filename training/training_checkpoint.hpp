@@ -4,10 +4,10 @@
 // the data loader's position. Training N steps in one go, or k steps + save + load in a
 // fresh process + N - k steps, gives bit-identical parameters.
 //
-//   io::TrainingState s{&model, &optimizer, &schedule};
+//   training::TrainingState s{&model, &optimizer, &schedule};
 //   s.step = step; s.generators = {{"sampling", &gen}}; s.loader = loader.state();
-//   io::save_training_checkpoint(s, "run.tgc");           // atomic
-//   io::load_training_checkpoint(s, "run.tgc");           // restores all of it in place
+//   training::save_training_checkpoint(s, "run.tgc");           // atomic
+//   training::load_training_checkpoint(s, "run.tgc");           // restores all of it in place
 //
 // Layout (a Checkpoint of kind "training"): section "model" = state_dict(model); section
 // "optimizer" = "<param>.<buffer>" tensors; metadata "step", "optimizer.*", "schedule.*",
@@ -22,9 +22,14 @@
 #include "../autograd/random.hpp"
 #include "../data/dataloader.hpp"
 #include "../optim/lr_schedule.hpp"
-#include "checkpoint.hpp"
+#include "../io/checkpoint.hpp"
 
-namespace tapegrad::io {
+namespace tapegrad::training {
+
+using io::Checkpoint;
+using io::Format;
+using io::MetaValue;
+
 
 struct TrainingState {
   nn::Module* model = nullptr;
@@ -45,4 +50,4 @@ void restore_training_checkpoint(const Checkpoint& checkpoint, TrainingState& st
 void save_training_checkpoint(const TrainingState& state, const std::string& path, Format format = Format::binary);
 void load_training_checkpoint(TrainingState& state, const std::string& path);
 
-}  // namespace tapegrad::io
+}  // namespace tapegrad::training
