@@ -1,4 +1,4 @@
-// ada_ln.cpp — AdaLN and modulate().
+// ada_ln.cpp — AdaLN, AdaLNZero and modulate().
 #include "ada_ln.hpp"
 
 #include "../autograd/ops.hpp"
@@ -18,7 +18,7 @@ Tensor modulate(const Tensor& x, const Tensor& shift, const Tensor& scale) {
   return add(mul(x, add(scale.reshape(b_shape), 1.0)), shift.reshape(b_shape));
 }
 
-AdaLN::AdaLN(const AdaLNOptions& o) : Module("AdaLN"), options(o) {
+AdaLN::AdaLN(const AdaLNOptions& o) : Norm("AdaLN"), options(o) {
   if (o.dim() <= 0 || o.cond_dim() <= 0)
     throw ValueError("AdaLN: dim and cond_dim must be positive, got " + std::to_string(o.dim()) + " and " +
                      std::to_string(o.cond_dim()));
@@ -45,5 +45,30 @@ std::string AdaLN::extra_repr() const {
   return "dim=" + std::to_string(options.dim()) + ", cond_dim=" + std::to_string(options.cond_dim()) +
          (options.zero_init() ? ", zero_init" : "");
 }
+
+AdaLNZero::AdaLNZero(std::int64_t dim_, double eps_) : Norm("AdaLNZero"), dim(dim_), eps(eps_) {
+  if (dim <= 0) throw ValueError("AdaLNZero: dim must be positive, got " + std::to_string(dim));
+  if (!(eps > 0)) throw ValueError("AdaLNZero: eps must be positive, got " + std::to_string(eps));
+}
+
+TensorList AdaLNZero::split(const Tensor& m, const Tensor& x) const {
+  if (!m.defined() || m.dim() != 2 || m.size(1) != 3 * dim || x.dim() < 2 || m.size(0) != x.size(0) || x.size(-1) != dim)
+    throw ShapeError("AdaLNZero: x " + shape_str(x.shape()) + " needs its block's modulation m = [shift, scale, gate] of shape (B, 3·" +
+                     std::to_string(dim) + "), got " + (m.defined() ? shape_str(m.shape()) : std::string("none")));
+  return chunk(m, 3, 1);
+}
+
+Tensor AdaLNZero::forward(const Tensor& x, const Tensor& m) {
+  const auto scope = anomaly_scope();
+  const TensorList shift_scale_gate = split(m, x);
+  return modulate(layer_norm(x, {dim}, Tensor(), Tensor(), eps), shift_scale_gate[0], shift_scale_gate[1]);
+}
+
+Tensor AdaLNZero::gate(const Tensor& update, const Tensor& m) {
+  const Tensor g = split(m, update)[2];  // (B, C) -> (B, 1, C): one gate per channel, the same at every position
+  return mul(update, g.reshape({g.size(0), 1, g.size(1)}));
+}
+
+std::string AdaLNZero::extra_repr() const { return "dim=" + std::to_string(dim) + ", shift, scale and gate from the block"; }
 
 }  // namespace tapegrad::nn

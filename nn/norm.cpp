@@ -19,7 +19,7 @@ std::string norm_repr(const NormOptions& o) {
 }
 }  // namespace
 
-LayerNorm::LayerNorm(const NormOptions& opts) : UnaryModule("LayerNorm"), options(opts) {
+LayerNorm::LayerNorm(const NormOptions& opts) : Norm("LayerNorm"), options(opts) {
   check_norm_options(opts, "LayerNorm");
   if (opts.elementwise_affine()) {
     weight = register_parameter("weight", ones({opts.dim()}, opts.dtype()));
@@ -27,19 +27,19 @@ LayerNorm::LayerNorm(const NormOptions& opts) : UnaryModule("LayerNorm"), option
   }
 }
 
-Tensor LayerNorm::forward(const Tensor& x) {
+Tensor LayerNorm::forward(const Tensor& x, const Tensor& /*cond*/) {
   const auto scope = anomaly_scope();
   return layer_norm(x, {options.dim()}, weight, bias, options.eps());
 }
 
 std::string LayerNorm::extra_repr() const { return norm_repr(options); }
 
-RMSNorm::RMSNorm(const NormOptions& opts) : UnaryModule("RMSNorm"), options(opts) {
+RMSNorm::RMSNorm(const NormOptions& opts) : Norm("RMSNorm"), options(opts) {
   check_norm_options(opts, "RMSNorm");
   if (opts.elementwise_affine()) weight = register_parameter("weight", ones({opts.dim()}, opts.dtype()));
 }
 
-Tensor RMSNorm::forward(const Tensor& x) {
+Tensor RMSNorm::forward(const Tensor& x, const Tensor& /*cond*/) {
   const auto scope = anomaly_scope();
   return rms_norm(x, {options.dim()}, weight, options.eps());
 }

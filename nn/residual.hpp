@@ -1,57 +1,34 @@
-// residual.hpp — Residual: how a sublayer F (attention, FFN) is joined to the residual
-// stream, with which norm N, in which placement. Each placement is one formula:
+// residual.hpp — Residual: what joins one sublayer F (attention, FFN) to the residual stream.
 //
-//   post      y = N(α·x + F(x) + skip)   Post-LN (Vaswani et al. 2017; BERT). α ≠ 1 is DeepNorm
-//                                         (Wang et al. 2022, arXiv 2203.00555). `skip` is B2T's
-//                                         extra connection (Takase et al. 2022, arXiv 2206.00330):
-//                                         the block input, added before the block's last norm.
-//   pre       y = α·x + F(N(x))          Pre-LN (GPT-2/3); a stack of them ends with a final norm.
-//   rezero    y = x + a·F(x)             ReZero (Bachlechner et al. 2020, arXiv 2003.04887): a
-//                                         learnable scalar a = 0 at init, no norm.
-//   none      y = N(F(x)), or F(x)       no residual at all (to show why residuals are needed).
-//
-// α is the residual scale (1 by default; e.g. 1/√2, or DeepNorm's alpha). The norm is any
-// module of norm.hpp or an AdaLN (then forward needs the condition).
+// A TransformerBlock holds one per sublayer, registered as attn_residual, cross_residual and
+// ffn_residual: the norm N of that sublayer (null when the placement has none, as ReZero),
+// the residual scale α, and ReZero's learnable gate a. It holds the pieces only; the
+// formula that joins them (N(x + F(x)), x + F(N(x)), ...) is the block's placement
+// (nn/placement/). Keeping the pieces here keeps their names in state dicts, and PyTorch's:
+//   blocks.3.attn_residual.norm.weight, blocks.3.ffn_residual.scale
 #pragma once
 
-#include <functional>
+#include <memory>
 
-#include "module.hpp"
+#include "norm.hpp"
 
 namespace tapegrad::nn {
 
-enum class Placement { post, pre, b2t, deepnorm, rezero, none };
-std::string placement_name(Placement p);
-Placement placement_from_name(const std::string& name);
-
-enum class NormKind { layernorm, rmsnorm, adaln, adaln_zero };
-std::string norm_kind_name(NormKind k);
-NormKind norm_kind_from_name(const std::string& name);
-
-// The norm a placement needs: LayerNorm(dim, eps), RMSNorm(dim, eps) or AdaLN(dim, cond_dim).
-std::shared_ptr<Module> make_norm(NormKind kind, std::int64_t dim, double eps, std::int64_t cond_dim, DType dtype);
-// N(x), passing cond to an AdaLN.
-Tensor apply_norm(Module& norm, const Tensor& x, const Tensor& cond);
-
-using Sublayer = std::function<Tensor(const Tensor&)>;
-
 class Residual : public Module {
  public:
-  // The residual forms of the table above: post (also for deepnorm and b2t), pre, rezero, none.
-  enum class Form { post, pre, rezero, none };
-  Residual(Form form, std::shared_ptr<Module> norm, double alpha = 1.0, DType dtype = DType::float32);
-  Tensor forward(const Tensor& x, const Sublayer& F, const Tensor& cond = Tensor(), const Tensor& skip = Tensor());
+  // norm: may be null. rezero_gate: registers `scale`, the 0-d gate a, zero at init.
+  Residual(std::shared_ptr<Norm> norm, double alpha = 1.0, bool rezero_gate = false, DType dtype = DType::float32);
   std::string extra_repr() const override;
 
-  // Diagnostics: when capture_stats is true, each forward stores ‖x‖ and ‖F(·)‖ (L2 over the
-  // whole batch), so ‖F‖/‖x‖ tells how much this sublayer writes into the residual stream.
+  std::shared_ptr<Norm> norm;  // N
+  double alpha = 1.0;          // α: the residual scale of the placements that use one (post, pre, deepnorm)
+  Tensor scale;                // ReZero's a (0-d parameter), undefined otherwise
+
+  // Diagnostics: when capture_stats is true, each forward of the block stores ‖x‖ (the stream
+  // entering this sublayer) and ‖F‖ (its output), L2 over the whole batch, so ‖F‖/‖x‖ tells
+  // how much this sublayer writes into the residual stream.
   bool capture_stats = false;
   double last_input_norm = 0, last_update_norm = 0;
-
-  Form form;
-  double alpha;
-  std::shared_ptr<Module> norm;  // null for rezero, optional for none
-  Tensor scale;                  // rezero's a, a 0-d parameter
 };
 
 }  // namespace tapegrad::nn

@@ -11,9 +11,24 @@ namespace tapegrad::nn {
 void Seq2SeqConfig::validate() const {
   if (src_vocab_size <= 0 || tgt_vocab_size <= 0 || max_seq_len <= 0 || n_encoder_layers < 0 || n_decoder_layers < 0)
     throw ValueError("Seq2SeqConfig: vocab sizes and max_seq_len must be positive, layer counts >= 0");
-  if (block.norm == NormKind::adaln || block.norm == NormKind::adaln_zero)
-    throw ValueError("Seq2SeqConfig: adaln norms need a condition; use layernorm or rmsnorm");
-  block.validate();
+  if (norm_info(block.norm).conditional)
+    throw ValueError("Seq2SeqConfig: " + block.norm.name + " norms need a condition; use layernorm or rmsnorm");
+  encoder_block().validate();
+  decoder_block().validate();
+}
+
+TransformerBlockConfig Seq2SeqConfig::encoder_block() const {
+  TransformerBlockConfig c = block;
+  c.causal = false;
+  c.cross_attention = false;
+  return c;
+}
+
+TransformerBlockConfig Seq2SeqConfig::decoder_block() const {
+  TransformerBlockConfig c = block;
+  c.causal = true;
+  c.cross_attention = true;
+  return c;
 }
 
 Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c) : Module("Seq2SeqTransformer"), config(c) {
@@ -25,33 +40,26 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c) : Module("Seq2Seq
   tgt_emb = register_module("tgt_emb", emb(c.tgt_vocab_size));
   tgt_pos = register_module("tgt_pos", emb(c.max_seq_len));
 
-  const bool deepnorm = b.placement == Placement::deepnorm;
-  const DeepNormConstants enc_dn = deepnorm_encoder(c.n_encoder_layers, c.n_decoder_layers);
-  const DeepNormConstants dec_dn = deepnorm_decoder(c.n_decoder_layers);
-  TransformerBlockConfig enc_config = b, dec_config = b;
-  enc_config.causal = false;
-  enc_config.cross_attention = false;
-  dec_config.causal = true;
-  dec_config.cross_attention = true;
-  if (deepnorm) {
-    enc_config.residual_scale = enc_dn.alpha;
-    dec_config.residual_scale = dec_dn.alpha;
-  }
+  const Stack enc_stack = Stack::encoder(c.n_encoder_layers, c.n_decoder_layers);
+  const Stack dec_stack = Stack::decoder(c.n_encoder_layers, c.n_decoder_layers);
   encoder = register_module("encoder", std::make_shared<ModuleList>());
-  for (std::int64_t l = 0; l < c.n_encoder_layers; ++l) encoder->push_back(std::make_shared<TransformerBlock>(enc_config));
+  for (std::int64_t l = 0; l < c.n_encoder_layers; ++l)
+    encoder->push_back(std::make_shared<TransformerBlock>(c.encoder_block(), enc_stack));
   decoder = register_module("decoder", std::make_shared<ModuleList>());
-  for (std::int64_t l = 0; l < c.n_decoder_layers; ++l) decoder->push_back(std::make_shared<TransformerBlock>(dec_config));
-  if (b.placement == Placement::pre) {
-    encoder_norm = register_module("encoder_norm", make_norm(b.norm, b.d_model, b.norm_eps, 0, b.dtype));
-    decoder_norm = register_module("decoder_norm", make_norm(b.norm, b.d_model, b.norm_eps, 0, b.dtype));
+  for (std::int64_t l = 0; l < c.n_decoder_layers; ++l)
+    decoder->push_back(std::make_shared<TransformerBlock>(c.decoder_block(), dec_stack));
+  if (placement_info(b.placement).final_norm) {
+    const NormSpec spec{b.d_model, b.norm_eps, 0, b.dtype};
+    encoder_norm = register_module("encoder_norm", make_final_norm(b.norm, spec));
+    decoder_norm = register_module("decoder_norm", make_final_norm(b.norm, spec));
   }
   if (!c.tie_target_weights)
     head = register_module("head", std::make_shared<Linear>(LinearOptions(b.d_model, c.tgt_vocab_size).bias(false).dtype(b.dtype)));
 
   for (auto& e : {src_emb, src_pos, tgt_emb, tgt_pos}) init_embedding(*e, c.init);
   const bool b2t = c.b2t_scaling.value_or(false);
-  init_blocks(*encoder, c.init, enc_dn.beta, b2t);
-  init_blocks(*decoder, c.init, dec_dn.beta, b2t);
+  init_blocks(*encoder, c.init, b2t);
+  init_blocks(*decoder, c.init, b2t);
 }
 
 namespace {
@@ -71,7 +79,7 @@ Tensor Seq2SeqTransformer::encode(const Tensor& src, const Tensor& src_padding_m
   BlockContext ctx;
   ctx.key_padding_mask = src_padding_mask;
   for (const auto& m : *encoder) h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
-  return encoder_norm ? apply_norm(*encoder_norm, h, Tensor()) : h;
+  return encoder_norm ? encoder_norm->forward(h, Tensor()) : h;
 }
 
 Tensor Seq2SeqTransformer::decode(const Tensor& tgt, const Tensor& memory, const Tensor& src_padding_mask,
@@ -82,7 +90,7 @@ Tensor Seq2SeqTransformer::decode(const Tensor& tgt, const Tensor& memory, const
   ctx.memory = memory;
   ctx.memory_padding_mask = src_padding_mask;
   for (const auto& m : *decoder) h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
-  if (decoder_norm) h = apply_norm(*decoder_norm, h, Tensor());
+  if (decoder_norm) h = decoder_norm->forward(h, Tensor());
   return head ? head->forward(h) : linear(h, tgt_emb->weight);
 }
 
@@ -122,7 +130,7 @@ Tensor Seq2SeqTransformer::greedy_decode(const Tensor& src, std::int64_t bos, st
 
 std::string Seq2SeqTransformer::extra_repr() const {
   return "encoder_layers=" + std::to_string(config.n_encoder_layers) + ", decoder_layers=" +
-         std::to_string(config.n_decoder_layers) + ", placement=" + placement_name(config.block.placement);
+         std::to_string(config.n_decoder_layers) + ", placement=" + config.block.placement.name;
 }
 
 }  // namespace tapegrad::nn

@@ -4,8 +4,9 @@
 //   memory = encoder(src_emb(src) + src_pos)            non-causal self-attention + FFN
 //   logits = head(decoder(tgt_emb(tgt) + tgt_pos, memory))  causal self-attn, cross-attn, FFN
 //
-// Pre-LN stacks end with a final norm on each side. DeepNorm uses the encoder-decoder
-// constants of Wang et al. 2022; B2T scales each side's weights by that side's L^(-1/2).
+// Stacks whose placement asks for it (Pre-LN) end with a final norm on each side. DeepNorm
+// uses the encoder-decoder constants of Wang et al. 2022; b2t_scaling scales each side's
+// weights by that side's L^(-1/2).
 #pragma once
 
 #include <optional>
@@ -27,7 +28,27 @@ struct Seq2SeqConfig {
   bool tie_target_weights = true;  // decoder head tied to the target embedding
   InitScheme init = InitScheme::xavier;
   std::optional<bool> b2t_scaling;  // L^(-1/2) weight scaling per side (model_init.hpp); off unless set
+
+  // Throws ValueError naming the first invalid setting.
   void validate() const;
+  // What the encoder's blocks (not causal, no cross-attention) and the decoder's (causal,
+  // cross-attention) are built from.
+  TransformerBlockConfig encoder_block() const;
+  TransformerBlockConfig decoder_block() const;
+  bool operator==(const Seq2SeqConfig&) const = default;
+  // Every field with its name, in order (see TransformerBlockConfig::visit_fields).
+  template <typename Self, typename F>
+  static void visit_fields(Self& self, F&& f) {
+    f("src_vocab_size", self.src_vocab_size);
+    f("tgt_vocab_size", self.tgt_vocab_size);
+    f("max_seq_len", self.max_seq_len);
+    f("n_encoder_layers", self.n_encoder_layers);
+    f("n_decoder_layers", self.n_decoder_layers);
+    f("block", self.block);
+    f("tie_target_weights", self.tie_target_weights);
+    f("init", self.init);
+    f("b2t_scaling", self.b2t_scaling);
+  }
 };
 
 class Seq2SeqTransformer : public Module {
@@ -49,7 +70,7 @@ class Seq2SeqTransformer : public Module {
   Seq2SeqConfig config;
   std::shared_ptr<Embedding> src_emb, src_pos, tgt_emb, tgt_pos;
   std::shared_ptr<ModuleList> encoder, decoder;
-  std::shared_ptr<Module> encoder_norm, decoder_norm;  // pre only
+  std::shared_ptr<Norm> encoder_norm, decoder_norm;  // when the placement asks for them (pre)
   std::shared_ptr<Linear> head;                          // untied only
 };
 

@@ -1,23 +1,25 @@
-// transformer_block.hpp — one transformer layer, in any norm placement and norm kind:
-// self-attention (causal or not), optional cross-attention to a memory sequence, and a
-// feed-forward sublayer, each joined to the residual stream by a Residual (residual.hpp).
+// transformer_block.hpp — one transformer layer: self-attention (causal or not), optional
+// cross-attention to a memory sequence, and a feed-forward network, joined to the residual
+// stream by the config's placement (nn/placement/: one unit per formula) with the config's
+// norm (nn/norm_kind.hpp). `train_lm --help` lists the placements with their formulas:
 //
-//   pre       h = α·x + Attn(N1(x));            y = α·h + FFN(N2(h))
-//   post      h = N1(α·x + Attn(x));            y = N2(α·h + FFN(h))
-//   deepnorm  post with α = the config's residual_scale (the model sets DeepNorm's alpha)
-//   b2t       h = N1(x + Attn(x));              y = N2(h + FFN(h) + x)
-//             (decoder: h1 = N1(x + SA(x)), h2 = N2(h1 + CA(h1)), y = N3(h2 + FFN(h2) + x))
-//   rezero    h = x + a1·Attn(x);               y = h + a2·FFN(h)
-//   none      h = N1(Attn(x));                  y = N2(FFN(h))
-// With norm = adaln_zero (DiT, placement pre only), one zero-initialized Linear of the
-// condition gives shift, scale and gate per sublayer, and each block starts as the identity:
-//   h = x + gate1 ⊙ Attn(modulate(LN(x), shift1, scale1)), y = h + gate2 ⊙ FFN(modulate(LN(h), ...))
+//   pre       h = α·x + Attn(N1(x));   y = α·h + FFN(N2(h))
+//   post      h = N1(α·x + Attn(x));   y = N2(α·h + FFN(h))
+//   b2t       h = N1(x + Attn(x));     y = N2(h + FFN(h) + x)
+//   ...
+// A decoder block has a cross-attention sublayer between the two, with its norm N3.
+// With norm = adaln_zero (DiT, Pre-LN only), one zero-initialized Linear of the condition
+// gives shift, scale and gate per sublayer, and each block starts as the identity:
+//   h = x + gate1 ⊙ Attn(LN(x)·(1 + scale1) + shift1), ...
 #pragma once
+
+#include <string>
 
 #include "activation.hpp"
 #include "attention.hpp"
 #include "feed_forward.hpp"
-#include "residual.hpp"
+#include "norm_kind.hpp"
+#include "placement/placement.hpp"
 
 namespace tapegrad::nn {
 
@@ -26,9 +28,9 @@ struct TransformerBlockConfig {
   std::int64_t n_heads = 4;
   std::int64_t d_ff = 0;  // 0: 4·d_model
   Activation activation = Activation::gelu;
-  NormKind norm = NormKind::layernorm;
-  Placement placement = Placement::pre;
-  double residual_scale = 1.0;  // α in the formulas above
+  NormKind norm{"layernorm"};
+  Placement placement{"pre"};
+  double residual_scale = 1.0;  // α in the pre and post formulas; refused elsewhere unless 1
   double dropout = 0.0;         // on each sublayer's output
   double attn_dropout = 0.0;    // on the attention probabilities
   bool causal = false;
@@ -39,8 +41,30 @@ struct TransformerBlockConfig {
   DType dtype = DType::float32;
 
   std::int64_t ff_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
-  // Throws ValueError naming the first invalid setting.
+  // Throws ValueError naming the first invalid setting, or a setting its placement does not use.
   void validate() const;
+  bool operator==(const TransformerBlockConfig&) const = default;
+
+  // Every field with its name, in order: f("d_model", self.d_model), ... (for files and
+  // printing: io/model_config.hpp). A new field must be added here, or files lose it.
+  template <typename Self, typename F>
+  static void visit_fields(Self& self, F&& f) {
+    f("d_model", self.d_model);
+    f("n_heads", self.n_heads);
+    f("d_ff", self.d_ff);
+    f("activation", self.activation);
+    f("norm", self.norm);
+    f("placement", self.placement);
+    f("residual_scale", self.residual_scale);
+    f("dropout", self.dropout);
+    f("attn_dropout", self.attn_dropout);
+    f("causal", self.causal);
+    f("cross_attention", self.cross_attention);
+    f("norm_eps", self.norm_eps);
+    f("bias", self.bias);
+    f("cond_dim", self.cond_dim);
+    f("dtype", self.dtype);
+  }
 };
 
 // What a block may need besides its input.
@@ -53,20 +77,26 @@ struct BlockContext {
 
 class TransformerBlock : public Module {
  public:
-  explicit TransformerBlock(const TransformerBlockConfig& config);
+  // stack: where the block sits (DeepNorm's α depends on the depth); a block built alone is
+  // taken for a 1-block decoder-only stack.
+  explicit TransformerBlock(const TransformerBlockConfig& config, const Stack& stack = {});
   // x: (B, T, d_model) -> (B, T, d_model)
   Tensor forward(const Tensor& x, const BlockContext& ctx = {});
   std::string extra_repr() const override;
+  // The registry entry of this block's placement.
+  const PlacementInfo& placement() const { return *placement_; }
 
   TransformerBlockConfig config;
+  Stack stack;
   std::shared_ptr<MultiHeadAttention> attn, cross_attn;
   std::shared_ptr<FeedForward> ffn;
-  std::shared_ptr<Residual> attn_residual, cross_residual, ffn_residual;  // not for adaln_zero
-  std::shared_ptr<Module> norm1, norm2, norm3;  // adaln_zero only: LN without affine
-  std::shared_ptr<Linear> modulation;           // adaln_zero only: cond -> 3 vectors per sublayer
+  // One per sublayer: its norm, α and ReZero gate (residual.hpp).
+  std::shared_ptr<Residual> attn_residual, cross_residual, ffn_residual;
+  std::shared_ptr<Linear> modulation;  // adaln_zero only: cond -> [shift, scale, gate] per sublayer
 
  private:
-  Tensor forward_adaln_zero(const Tensor& x, const BlockContext& ctx);
+  const PlacementInfo* placement_;
+  std::unique_ptr<PlacementFormula> formula_;
 };
 
 }  // namespace tapegrad::nn

@@ -8,48 +8,49 @@
 #include "../autograd/ops.hpp"
 #include "../autograd/random.hpp"
 #include "init.hpp"
+#include "name_list.hpp"
 
 namespace tapegrad::nn {
 
 void TransformerLMConfig::validate() const {
   if (vocab_size <= 0 || max_seq_len <= 0 || n_layers < 0)
     throw ValueError("TransformerLMConfig: vocab_size and max_seq_len must be positive and n_layers >= 0");
-  const bool ada = block.norm == NormKind::adaln || block.norm == NormKind::adaln_zero;
-  if (ada && n_classes <= 0)
-    throw ValueError("TransformerLMConfig: norm " + norm_kind_name(block.norm) + " needs n_classes > 0 (the condition)");
-  block.validate();
+  const NormInfo& norm = norm_info(block.norm);
+  if (norm.conditional && n_classes <= 0)
+    throw ValueError("TransformerLMConfig: norm " + norm.name + " needs n_classes > 0 (the condition)");
+  if (!norm.conditional && n_classes > 0)
+    throw ValueError("TransformerLMConfig: n_classes = " + std::to_string(n_classes) + " needs a conditional norm (" +
+                     name_list_if(norm_registry(), [](const NormInfo& n) { return n.conditional; }) + "), got " + norm.name);
+  block_config().validate();
 }
 
-namespace {
-TransformerBlockConfig causal(TransformerBlockConfig c) {
+TransformerBlockConfig TransformerLMConfig::block_config() const {
+  TransformerBlockConfig c = block;
   c.causal = true;
   c.cross_attention = false;
+  if (n_classes > 0 && c.cond_dim <= 0) c.cond_dim = c.d_model;
   return c;
 }
-}  // namespace
 
 TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("TransformerLM"), config(c) {
-  if (config.n_classes > 0 && config.block.cond_dim <= 0) config.block.cond_dim = config.block.d_model;
-  config.validate();
-  const TransformerBlockConfig& b = config.block;
+  c.validate();
+  const TransformerBlockConfig b = c.block_config();
   tok_emb = register_module("tok_emb", std::make_shared<Embedding>(EmbeddingOptions(c.vocab_size, b.d_model).dtype(b.dtype)));
   pos_emb = register_module("pos_emb", std::make_shared<Embedding>(EmbeddingOptions(c.max_seq_len, b.d_model).dtype(b.dtype)));
-  if (config.n_classes > 0)
-    cond_emb = register_module("cond_emb", std::make_shared<Embedding>(EmbeddingOptions(config.n_classes, b.cond_dim).dtype(b.dtype)));
-  TransformerBlockConfig block_config = causal(b);
-  if (b.placement == Placement::deepnorm) block_config.residual_scale = deepnorm_decoder_only(c.n_layers).alpha;
+  if (c.n_classes > 0)
+    cond_emb = register_module("cond_emb", std::make_shared<Embedding>(EmbeddingOptions(c.n_classes, b.cond_dim).dtype(b.dtype)));
   blocks = register_module("blocks", std::make_shared<ModuleList>());
-  for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(block_config));
-  if (b.placement == Placement::pre)  // exactly one final norm, and only for pre
-    final_norm = register_module("final_norm", make_norm(b.norm, b.d_model, b.norm_eps, b.cond_dim, b.dtype));
+  const Stack stack = Stack::decoder_only(c.n_layers);
+  for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(b, stack));
+  if (placement_info(b.placement).final_norm)
+    final_norm = register_module("final_norm", make_final_norm(b.norm, NormSpec{b.d_model, b.norm_eps, b.cond_dim, b.dtype}));
   if (!c.tie_weights)
     lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions(b.d_model, c.vocab_size).bias(false).dtype(b.dtype)));
 
   init_embedding(*tok_emb, c.init);
   init_embedding(*pos_emb, c.init);
   if (lm_head && c.init == InitScheme::gpt2) init::normal_(lm_head->weight, 0.0, 0.02);
-  init_blocks(*blocks, c.init, deepnorm_decoder_only(c.n_layers).beta,
-              c.b2t_scaling.value_or(false));
+  init_blocks(*blocks, c.init, c.b2t_scaling.value_or(false));
 }
 
 Tensor TransformerLM::forward(const Tensor& tokens, const Tensor& classes) {
@@ -74,7 +75,7 @@ Tensor TransformerLM::forward(const Tensor& tokens, const Tensor& classes) {
     h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
     if (capture_block_outputs) block_outputs.push_back(h);
   }
-  if (final_norm) h = apply_norm(*final_norm, h, ctx.cond);
+  if (final_norm) h = final_norm->forward(h, ctx.cond);
   return lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);
 }
 
@@ -129,7 +130,7 @@ Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens
 
 std::string TransformerLM::extra_repr() const {
   return "vocab_size=" + std::to_string(config.vocab_size) + ", n_layers=" + std::to_string(config.n_layers) +
-         ", d_model=" + std::to_string(config.block.d_model) + ", placement=" + placement_name(config.block.placement) +
+         ", d_model=" + std::to_string(config.block.d_model) + ", placement=" + config.block.placement.name +
          (config.tie_weights ? ", tied" : "");
 }
 

@@ -2,18 +2,19 @@
 //
 //   h0 = tok_emb[tokens] + pos_emb[0..T-1]            (B, T, C)
 //   h_l = block_l(h_{l-1})  for l = 1..L               causal self-attention + FFN
-//   logits = lm_head(final_norm(h_L))                  (B, T, V); final_norm only for pre
+//   logits = lm_head(final_norm(h_L))                  (B, T, V); final_norm when the
+//                                                      placement asks for one (Pre-LN)
 //
 // The LM head is optionally tied to the token embedding (logits = h·Eᵀ, no extra weight).
 // With n_classes > 0 the model is conditional: a class (task) id picks a vector from
 // cond_emb that drives every AdaLN / AdaLN-Zero norm.
 #pragma once
 
+#include <optional>
+
 #include "containers.hpp"
 #include "embedding.hpp"
 #include "model_init.hpp"
-#include <optional>
-
 #include "transformer_block.hpp"
 
 namespace tapegrad::nn {
@@ -22,13 +23,31 @@ struct TransformerLMConfig {
   std::int64_t vocab_size = 256;
   std::int64_t max_seq_len = 256;
   std::int64_t n_layers = 4;
-  TransformerBlockConfig block;  // block.causal is forced on
+  TransformerBlockConfig block;  // block.causal and block.cross_attention are set by the model
   bool tie_weights = true;
   InitScheme init = InitScheme::gpt2;
   // The optional L^(-1/2) scaling of the blocks' Linear weights (model_init.hpp); off unless set.
   std::optional<bool> b2t_scaling;
   std::int64_t n_classes = 0;  // > 0: conditional model (block.norm adaln or adaln_zero)
+
+  // Throws ValueError naming the first invalid setting.
   void validate() const;
+  // What every block is built from: block with causal on, no cross-attention, and cond_dim =
+  // d_model when the model is conditional and block.cond_dim is 0.
+  TransformerBlockConfig block_config() const;
+  bool operator==(const TransformerLMConfig&) const = default;
+  // Every field with its name, in order (see TransformerBlockConfig::visit_fields).
+  template <typename Self, typename F>
+  static void visit_fields(Self& self, F&& f) {
+    f("vocab_size", self.vocab_size);
+    f("max_seq_len", self.max_seq_len);
+    f("n_layers", self.n_layers);
+    f("block", self.block);
+    f("tie_weights", self.tie_weights);
+    f("init", self.init);
+    f("b2t_scaling", self.b2t_scaling);
+    f("n_classes", self.n_classes);
+  }
 };
 
 struct GenerateOptions {
@@ -52,7 +71,7 @@ class TransformerLM : public Module {
   TransformerLMConfig config;
   std::shared_ptr<Embedding> tok_emb, pos_emb, cond_emb;
   std::shared_ptr<ModuleList> blocks;
-  std::shared_ptr<Module> final_norm;  // pre placement only
+  std::shared_ptr<Norm> final_norm;    // when the placement asks for one (pre)
   std::shared_ptr<Linear> lm_head;     // untied only
 
   // When true, forward() keeps each block's output in block_outputs (for diagnostics).

@@ -91,7 +91,7 @@ ProbeForward probe_forward(nn::TransformerLM& model, const Tensor& tokens) {
     h = static_cast<nn::TransformerBlock&>(*block).forward(h);
     f.outputs.push_back(h);
   }
-  if (model.final_norm) h = nn::apply_norm(*model.final_norm, h, Tensor());
+  if (model.final_norm) h = model.final_norm->forward(h, Tensor());
   f.logits = model.lm_head ? model.lm_head->forward(h) : linear(h, model.tok_emb->weight);  // (B, T, V)
   return f;
 }

@@ -194,11 +194,12 @@ TEST_CASE("docs/residuals.md: each placement builds what the comments say", "[do
   // One final norm, and only for pre.
   CHECK(pre->final_norm != nullptr);
   for (const auto& m : {post, b2t, deepnorm, rezero, none}) CHECK(m->final_norm == nullptr);
-  CHECK(block0(pre)->attn_residual->form == nn::Residual::Form::pre);
-  CHECK(block0(post)->attn_residual->form == nn::Residual::Form::post);
+  CHECK(block0(pre)->placement().name == "pre");
+  CHECK(block0(post)->placement().name == "post");
   CHECK(block0(post)->attn_residual->alpha == 1.0);
-  CHECK(block0(b2t)->ffn_residual->form == nn::Residual::Form::post);
-  CHECK(block0(none)->attn_residual->form == nn::Residual::Form::none);
+  CHECK(block0(b2t)->placement().name == "b2t");
+  CHECK(block0(b2t)->ffn_residual->norm != nullptr);
+  CHECK(block0(none)->placement().name == "none");
   // DeepNorm: α = (2L)^(1/4) for a decoder-only stack of L = 4 blocks; β = (8L)^(-1/4).
   CHECK(block0(deepnorm)->attn_residual->alpha == Approx(std::pow(8.0, 0.25)));
   CHECK(nn::deepnorm_decoder_only(4).beta == Approx(std::pow(32.0, -0.25)));

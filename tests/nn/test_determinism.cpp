@@ -62,7 +62,7 @@ bool bitwise_equal(const std::vector<float>& a, const std::vector<float>& b) {
 
 TEST_CASE("determinism: same seed and thread count, bitwise-identical losses and parameters", "[determinism]") {
   for (const int threads : {1, 2})
-    for (const auto placement : {nn::Placement::pre, nn::Placement::post}) {
+    for (const auto& placement : {nn::Placement::pre, nn::Placement::post}) {
       INFO(threads << " thread(s), " << nn::placement_name(placement));
       const Run a = train(threads, placement), b = train(threads, placement);
       CHECK(bitwise_equal(a.losses, b.losses));

@@ -108,9 +108,23 @@ TEST_CASE("residual write ratio is ||F|| / ||x||", "[diagnostics]") {
   CHECK(ratios[0].path == "blocks.0.attn_residual");
   CHECK(ratios[3].path == "blocks.1.ffn_residual");
   for (const auto& r : ratios) CHECK((r.ratio > 0 && std::isfinite(r.ratio)));
-  // Direct check on one Residual with a known F: F(x) = 2x, so ||F|| / ||x|| = 2 (rezero: no norm).
-  Residual res(Residual::Form::rezero, nullptr);
-  res.capture_stats = true;
-  (void)res.forward(tensor({1, 2, 2}, {1, 3}), [](const Tensor& h) { return mul(h, 2.0); });
-  CHECK(res.last_update_norm / res.last_input_norm == Approx(2.0));
+  // Direct check on a ReZero block whose gates are 1 and whose FFN is the identity map times 2
+  // (fc1 = I, ReLU after, fc2 = 2·I on positive inputs): ||F|| / ||x|| = 2 for the FFN sublayer.
+  nn::TransformerBlockConfig c;
+  c.d_model = 3;
+  c.n_heads = 1;
+  c.d_ff = 3;
+  c.activation = nn::Activation::relu;
+  c.placement = nn::Placement::rezero;
+  nn::TransformerBlock block(c);
+  block.attn_residual->scale.fill_(0.0);  // the attention sublayer writes nothing: the FFN sees x
+  block.ffn_residual->scale.fill_(1.0);
+  block.ffn->fc1->weight.copy_(tensor({1, 0, 0, 0, 1, 0, 0, 0, 1}, {3, 3}));
+  block.ffn->fc2->weight.copy_(tensor({2, 0, 0, 0, 2, 0, 0, 0, 2}, {3, 3}));
+  block.ffn->fc1->bias.fill_(0.0);
+  block.ffn->fc2->bias.fill_(0.0);
+  set_residual_capture(block, true);
+  (void)block.forward(tensor({1, 2, 2}, {1, 1, 3}));
+  CHECK(block.ffn_residual->last_update_norm / block.ffn_residual->last_input_norm == Approx(2.0));
+  CHECK(block.ffn_residual->last_input_norm == Approx(3.0));
 }

@@ -1,9 +1,12 @@
-// test_residual.cpp — norm placements: each Residual form against its formula written naively;
-// every TransformerBlock placement × norm against the block formulas of transformer_block.hpp
-// computed by hand from the block's own submodules, and a float64 gradcheck over input,
-// condition, memory and all parameters; AdaLN-Zero blocks start as the identity; the
-// final-norm rule of TransformerLM and Seq2SeqTransformer; configuration errors.
+// test_residual.cpp — norm placements (nn/placement/) and the norms they call (nn/norm.hpp):
+// each placement's formula unit against its formula written naively, on sublayers made of
+// Linear layers; every TransformerBlock placement × norm against the block formulas computed
+// by hand from the block's own submodules, and a float64 gradcheck over input, condition,
+// memory and all parameters; every registered placement builds an LM and a seq2seq model that
+// pass a gradcheck; AdaLN-Zero blocks start as the identity; the final-norm rule of
+// TransformerLM and Seq2SeqTransformer; configuration errors, by name.
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,13 +20,14 @@ using nn::Placement;
 using tapegrad::testing::max_abs_diff;
 using tapegrad::testing::param;
 using tapegrad::testing::randomize_parameters_;
+using tapegrad::testing::tiny_seq2seq;
 using tapegrad::testing::with_parameters;
 
 namespace {
 
 constexpr DType f64 = DType::float64;
 using L = const TensorList&;
-using Form = nn::Residual::Form;
+using Fn = std::function<Tensor(const Tensor&)>;
 
 constexpr std::int64_t kB = 2, kT = 3, kC = 4, kCond = 3, kTk = 4;
 
@@ -34,7 +38,7 @@ Tensor pad_last_of_row1(std::int64_t T) {
   return tensor(m, {kB, T}, DType::int64);
 }
 
-nn::TransformerBlockConfig block_config(Placement placement, NormKind norm, bool cross) {
+nn::TransformerBlockConfig block_config(const Placement& placement, const NormKind& norm, bool cross) {
   nn::TransformerBlockConfig c;
   c.d_model = kC;
   c.n_heads = 2;
@@ -44,13 +48,14 @@ nn::TransformerBlockConfig block_config(Placement placement, NormKind norm, bool
   c.causal = true;
   c.cross_attention = cross;
   c.dtype = f64;
-  if (norm == NormKind::adaln || norm == NormKind::adaln_zero) c.cond_dim = kCond;
-  if (placement == Placement::deepnorm || placement == Placement::pre) c.residual_scale = 1.5;
+  if (nn::norm_info(norm).conditional) c.cond_dim = kCond;
+  // α ≠ 1 wherever it applies, but for AdaLN-Zero blocks, which start as the identity only with α = 1
+  if (nn::placement_info(placement).residual_scale && norm != NormKind::adaln_zero) c.residual_scale = 1.5;
   return c;
 }
 
-std::string describe(Placement p, NormKind n, bool cross) {
-  return nn::placement_name(p) + " / " + nn::norm_kind_name(n) + (cross ? " / cross-attention" : "");
+std::string describe(const Placement& p, const NormKind& n, bool cross) {
+  return p.name + " / " + n.name + (cross ? " / cross-attention" : "");
 }
 
 // LN(h)·(1 + scale) + shift without affine, scale and shift (B, C) broadcast over T.
@@ -59,20 +64,40 @@ Tensor hand_modulate(const Tensor& h, const Tensor& shift, const Tensor& scale, 
   return add(mul(normed, add(scale.reshape({kB, 1, kC}), 1.0)), shift.reshape({kB, 1, kC}));
 }
 
-// The block formulas of transformer_block.hpp, one sublayer at a time, from the block's own
-// attention, FFN and norm modules.
+// One sublayer step of each placement's formula, written naively: h is the stream, F the
+// sublayer, N its norm, a its ReZero gate, α its residual scale, x the block input, last
+// whether F is the block's last sublayer.
+struct Step {
+  Fn F, N;
+  Tensor a;
+  double alpha;
+};
+using HandFormula = std::function<Tensor(const Tensor& h, const Step& s, const Tensor& x, bool last)>;
+const std::map<std::string, HandFormula>& hand_formulas() {
+  static const std::map<std::string, HandFormula> formulas = {
+      {"post", [](const Tensor& h, const Step& s, const Tensor&, bool) { return s.N(add(mul(h, s.alpha), s.F(h))); }},
+      {"deepnorm", [](const Tensor& h, const Step& s, const Tensor&, bool) { return s.N(add(mul(h, s.alpha), s.F(h))); }},
+      {"pre", [](const Tensor& h, const Step& s, const Tensor&, bool) { return add(mul(h, s.alpha), s.F(s.N(h))); }},
+      {"b2t",
+       [](const Tensor& h, const Step& s, const Tensor& x, bool last) {  // N(h + F(h) (+ x))
+         return s.N(last ? add(add(h, s.F(h)), x) : add(h, s.F(h)));
+       }},
+      {"rezero", [](const Tensor& h, const Step& s, const Tensor&, bool) { return add(h, mul(s.F(h), s.a)); }},
+      {"none", [](const Tensor& h, const Step& s, const Tensor&, bool) { return s.N(s.F(h)); }},
+  };
+  return formulas;
+}
+
+// The block formulas, one sublayer at a time, from the block's own attention, FFN and norm modules.
 Tensor hand_block(nn::TransformerBlock& b, const Tensor& x, const nn::BlockContext& ctx) {
   const auto& c = b.config;
-  auto SA = [&](const Tensor& h) { return b.attn->forward(h, ctx.key_padding_mask); };
-  auto CA = [&](const Tensor& h) { return b.cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); };
-  auto FFN = [&](const Tensor& h) { return b.ffn->forward(h); };
-  std::vector<std::function<Tensor(const Tensor&)>> sublayers{SA};
+  std::vector<Fn> sublayers{[&](const Tensor& h) { return b.attn->forward(h, ctx.key_padding_mask); }};
   std::vector<std::shared_ptr<nn::Residual>> residuals{b.attn_residual};
   if (c.cross_attention) {
-    sublayers.push_back(CA);
+    sublayers.push_back([&](const Tensor& h) { return b.cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); });
     residuals.push_back(b.cross_residual);
   }
-  sublayers.push_back(FFN);
+  sublayers.push_back([&](const Tensor& h) { return b.ffn->forward(h); });
   residuals.push_back(b.ffn_residual);
 
   if (c.norm == NormKind::adaln_zero) {  // h = h + gate ⊙ F(modulate(LN(h), shift, scale)) per sublayer
@@ -86,86 +111,131 @@ Tensor hand_block(nn::TransformerBlock& b, const Tensor& x, const nn::BlockConte
     }
     return h;
   }
-  auto N = [&](std::size_t s, const Tensor& h) { return nn::apply_norm(*residuals[s]->norm, h, ctx.cond); };
-  const double a = c.residual_scale;
+  const HandFormula& formula = hand_formulas().at(c.placement.name);
   Tensor h = x;
   for (std::size_t s = 0; s < sublayers.size(); ++s) {
-    const bool last = s + 1 == sublayers.size();
-    switch (c.placement) {
-      case Placement::pre: h = add(mul(h, a), sublayers[s](N(s, h))); break;            // α·h + F(N(h))
-      case Placement::post:
-      case Placement::deepnorm: h = N(s, add(mul(h, a), sublayers[s](h))); break;      // N(α·h + F(h))
-      case Placement::b2t:                                                               // N(h + F(h) (+ x))
-        h = N(s, last ? add(add(h, sublayers[s](h)), x) : add(h, sublayers[s](h)));
-        break;
-      case Placement::rezero: h = add(h, mul(sublayers[s](h), residuals[s]->scale)); break;  // h + a·F(h)
-      case Placement::none: h = N(s, sublayers[s](h)); break;                                // N(F(h))
-    }
+    const auto& r = residuals[s];
+    const Step step{sublayers[s], [&](const Tensor& v) { return r->norm->forward(v, ctx.cond); }, r->scale, r->alpha};
+    h = formula(h, step, x, s + 1 == sublayers.size());
   }
   return h;
 }
 
 }  // namespace
 
-TEST_CASE("Residual forms equal their formulas", "[residual]") {
-  manual_seed(1);
-  const Tensor x = param({kB, kT, kC}, 2), skip = param({kB, kT, kC}, 3), cond = param({kB, kCond}, 4);
-  auto lin = std::make_shared<nn::Linear>(nn::LinearOptions(kC, kC).dtype(f64));
-  const nn::Sublayer F = [&](const Tensor& h) { return lin->forward(h); };
-  auto ln = std::make_shared<nn::LayerNorm>(nn::NormOptions(kC).dtype(f64));
-  randomize_parameters_(*ln, 5);
+TEST_CASE("Every registered placement has a naive formula here, a paper and a one-line formula", "[residual][registry]") {
+  REQUIRE(nn::placement_registry().size() >= 6);
+  for (const nn::PlacementInfo& p : nn::placement_registry()) {
+    INFO(p.name);
+    CHECK(hand_formulas().count(p.name) == 1);  // a new placement is tested against its formula written out
+    CHECK(!p.label.empty());
+    CHECK(!p.paper.empty());
+    CHECK(p.formula.find('=') != std::string::npos);
+    CHECK(p.formula.find('\n') == std::string::npos);
+    CHECK(p.make != nullptr);
+    CHECK(nn::placement_from_name(p.name) == Placement(p.name));
+    CHECK(nn::placement_help().find("  " + p.name + " ") != std::string::npos);
+    CHECK(nn::placement_help().find(p.formula) != std::string::npos);
+  }
+}
 
-  SECTION("post: y = N(α·x + F(x) + skip)") {
-    nn::Residual r(Form::post, ln, 0.7);
-    CHECK_CLOSE(r.forward(x, F), ln->forward(add(mul(x, 0.7), lin->forward(x))), 1e-14);
-    CHECK_CLOSE(r.forward(x, F, Tensor(), skip), ln->forward(add(add(mul(x, 0.7), lin->forward(x)), skip)), 1e-14);
-    CHECK_GRADCHECK([&](L in) { return r.forward(in[0], F, Tensor(), in[1]); },
-                    with_parameters(with_parameters({x, skip}, *lin), r));
-    // with an AdaLN the condition reaches the norm
-    auto ada = std::make_shared<nn::AdaLN>(nn::AdaLNOptions(kC, kCond).dtype(f64));
-    nn::Residual ra(Form::post, ada);
-    CHECK_CLOSE(ra.forward(x, F, cond), ada->forward(add(x, lin->forward(x)), cond), 1e-14);
-    CHECK_GRADCHECK([&](L in) { return ra.forward(in[0], F, in[1]); }, with_parameters({x, cond}, ra));
+TEST_CASE("Placement formulas equal their formulas on Linear sublayers, with any norm and alpha", "[residual]") {
+  manual_seed(1);
+  const Tensor x = param({kB, kT, kC}, 2), cond = param({kB, kCond}, 4);
+  auto lin1 = std::make_shared<nn::Linear>(nn::LinearOptions(kC, kC).dtype(f64));
+  auto lin2 = std::make_shared<nn::Linear>(nn::LinearOptions(kC, kC).dtype(f64));
+  const Fn F1 = [&](const Tensor& h) { return lin1->forward(h); }, F2 = [&](const Tensor& h) { return lin2->forward(h); };
+  std::vector<std::pair<std::string, std::function<std::shared_ptr<nn::Norm>()>>> norms = {
+      {"layernorm", [] { return std::make_shared<nn::LayerNorm>(nn::NormOptions(kC).dtype(f64)); }},
+      {"rmsnorm", [] { return std::make_shared<nn::RMSNorm>(nn::NormOptions(kC).dtype(f64)); }},
+      {"adaln", [] { return std::make_shared<nn::AdaLN>(nn::AdaLNOptions(kC, kCond).dtype(f64)); }},
+  };
+  std::uint64_t seed = 20;
+  for (const nn::PlacementInfo& p : nn::placement_registry())
+    for (const auto& [norm_name, make_norm] : norms) {
+      if (!p.norms && norm_name != "layernorm") continue;
+      INFO(p.name << " with " << norm_name);
+      const double alpha = p.residual_scale || p.depth_alpha ? 0.7 : 1.0;
+      auto r1 = std::make_shared<nn::Residual>(p.norms ? make_norm() : nullptr, alpha, p.rezero_gates, f64);
+      auto r2 = std::make_shared<nn::Residual>(p.norms ? make_norm() : nullptr, alpha, p.rezero_gates, f64);
+      randomize_parameters_(*r1, seed, 0.5);  // away from unit gains and zero gates
+      randomize_parameters_(*r2, seed + 5, 0.5);
+      seed += 10;
+      const auto formula = p.make();
+      auto run = [&](const Tensor& input, const Tensor& c) {
+        nn::BlockSublayers F;
+        F.attn = nn::Sublayer(F1, *r1, c);
+        F.ffn = nn::Sublayer(F2, *r2, c);
+        return formula->forward(input, F);
+      };
+      auto step = [&](const nn::Residual& r, const Fn& F, const Tensor& c) {
+        return Step{F, [&r, c](const Tensor& v) { return r.norm->forward(v, c); }, r.scale, r.alpha};
+      };
+      const HandFormula& hand = hand_formulas().at(p.name);
+      const Tensor h = hand(x, step(*r1, F1, cond), x, false);
+      CHECK_CLOSE(run(x, cond), hand(h, step(*r2, F2, cond), x, true), 1e-14);
+      TensorList inputs = with_parameters(with_parameters(with_parameters({x, cond}, *lin1), *lin2), *r1);
+      inputs = with_parameters(inputs, *r2);
+      CHECK_GRADCHECK([&](L in) { return run(in[0], in[1]); }, inputs);
+    }
+}
+
+TEST_CASE("Residual holds a sublayer's norm, alpha and ReZero gate under PyTorch-style names", "[residual]") {
+  auto ln = std::make_shared<nn::LayerNorm>(nn::NormOptions(kC).dtype(f64));
+  nn::Residual with_norm(ln, 0.5);
+  CHECK(with_norm.norm == ln);
+  CHECK(with_norm.alpha == 0.5);
+  CHECK(!with_norm.scale.defined());
+  CHECK(with_norm.named_parameters()[0].first == "norm.weight");
+  nn::Residual gate(nullptr, 1.0, true, f64);
+  REQUIRE(gate.scale.defined());
+  CHECK(gate.scale.dim() == 0);
+  CHECK(gate.scale.requires_grad());
+  CHECK(gate.scale.item() == 0);
+  CHECK(gate.named_parameters().size() == 1);
+  CHECK(gate.named_parameters()[0].first == "scale");
+  nn::Residual bare(nullptr);
+  CHECK(bare.parameters().empty());
+  // a formula that asks for a piece its residual lacks is told which
+  nn::BlockSublayers F;
+  const Fn identity = [](const Tensor& h) { return h; };
+  F.attn = nn::Sublayer(identity, bare, Tensor());
+  REQUIRE_THROWS_WITH(F.attn.N(ones({kB, kT, kC}, f64)), Contains("has no norm"));
+  REQUIRE_THROWS_WITH(F.attn.a(), Contains("has no ReZero gate"));
+  CHECK(!F.cross);
+  CHECK(static_cast<bool>(F.attn));
+}
+
+TEST_CASE("Norms share one interface: forward(x, cond) and gate(update, cond)", "[residual][norm]") {
+  manual_seed(2);
+  const Tensor x = param({kB, kT, kC}, 3), cond = param({kB, kCond}, 4), update = param({kB, kT, kC}, 5);
+  auto ln = std::make_shared<nn::LayerNorm>(nn::NormOptions(kC).dtype(f64));
+  auto rms = std::make_shared<nn::RMSNorm>(nn::NormOptions(kC).dtype(f64));
+  randomize_parameters_(*ln, 6);
+  randomize_parameters_(*rms, 7);
+  // the unconditional norms ignore the condition; their gate passes the update through
+  for (nn::Norm* n : {static_cast<nn::Norm*>(ln.get()), static_cast<nn::Norm*>(rms.get())}) {
+    INFO(n->type_name());
+    CHECK_CLOSE(n->forward(x, cond), n->forward(x), 0.0);
+    CHECK_CLOSE((*n)(x, cond), n->forward(x), 0.0);
+    CHECK(n->gate(update, cond).is_same(update));
   }
-  SECTION("pre: y = α·x + F(N(x))") {
-    auto rms = std::make_shared<nn::RMSNorm>(nn::NormOptions(kC).dtype(f64));
-    randomize_parameters_(*rms, 6);
-    nn::Residual r(Form::pre, rms, 1.3);
-    CHECK_CLOSE(r.forward(x, F), add(mul(x, 1.3), lin->forward(rms->forward(x))), 1e-14);
-    nn::Residual unit(Form::pre, ln);
-    CHECK_CLOSE(unit.forward(x, F), add(x, lin->forward(ln->forward(x))), 1e-14);
-    CHECK_GRADCHECK([&](L in) { return r.forward(in[0], F); }, with_parameters(with_parameters({x}, *lin), r));
-  }
-  SECTION("rezero: y = x + a·F(x), a = 0 at init") {
-    nn::Residual r(Form::rezero, nullptr, 1.0, f64);
-    REQUIRE(r.scale.defined());
-    CHECK(r.scale.dim() == 0);
-    CHECK(r.scale.requires_grad());
-    CHECK(r.named_parameters()[0].first == "scale");
-    CHECK_CLOSE(r.forward(x, F), x, 0.0);  // exactly the identity
-    r.scale.fill_(0.3);
-    CHECK_CLOSE(r.forward(x, F), add(x, mul(lin->forward(x), 0.3)), 1e-14);
-    CHECK_GRADCHECK([&](L in) { return r.forward(in[0], F); }, with_parameters(with_parameters({x}, *lin), r));
-  }
-  SECTION("none: y = N(F(x)), or F(x) without a norm") {
-    nn::Residual with_norm(Form::none, ln);
-    CHECK_CLOSE(with_norm.forward(x, F), ln->forward(lin->forward(x)), 1e-14);
-    nn::Residual bare(Form::none, nullptr);
-    CHECK(bare.parameters().empty());
-    CHECK_CLOSE(bare.forward(x, F), lin->forward(x), 0.0);
-    CHECK_GRADCHECK([&](L in) { return with_norm.forward(in[0], F); },
-                    with_parameters(with_parameters({x}, *lin), with_norm));
-  }
-  SECTION("misuse") {
-    REQUIRE_THROWS_AS(nn::Residual(Form::post, nullptr), ValueError);
-    REQUIRE_THROWS_WITH(nn::Residual(Form::pre, nullptr), Contains("Residual: post and pre placements need a norm"));
-    REQUIRE_THROWS_WITH(nn::Residual(Form::rezero, ln), Contains("Residual: rezero has no norm"));
-    // only LayerNorm, RMSNorm and AdaLN are norms, not any module with one input
-    REQUIRE_THROWS_AS(nn::apply_norm(*lin, x, Tensor()), ValueError);
-    REQUIRE_THROWS_WITH(nn::apply_norm(*lin, x, Tensor()), Contains("apply_norm: Linear is not a norm"));
-    nn::MultiHeadAttention attn(nn::MultiHeadAttentionOptions(kC, 2).dtype(f64));
-    REQUIRE_THROWS_WITH(nn::apply_norm(attn, x, Tensor()), Contains("apply_norm: MultiHeadAttention is not a norm"));
-  }
+  CHECK_CLOSE(ln->forward(x), layer_norm(x, {kC}, ln->weight, ln->bias, 1e-5), 1e-15);
+  // AdaLN needs the condition, and says so
+  nn::AdaLN ada(nn::AdaLNOptions(kC, kCond).dtype(f64));
+  REQUIRE_THROWS_WITH(ada.forward(x), Contains("AdaLN: cond must be (B, cond_dim = 3), got none"));
+  CHECK(ada.gate(update, cond).is_same(update));
+  // AdaLNZero: N(x) = LN(x)·(1 + scale) + shift and gate ⊙ F, from m = [shift, scale, gate]
+  nn::AdaLNZero zero(kC, 1e-5);
+  CHECK(zero.parameters().empty());
+  const Tensor m = param({kB, 3 * kC}, 8);
+  const Tensor shift = narrow(m, 1, 0, kC), scale = narrow(m, 1, kC, kC), g = narrow(m, 1, 2 * kC, kC);
+  CHECK_CLOSE(zero.forward(x, m), hand_modulate(x, shift, scale, 1e-5), 1e-14);
+  CHECK_CLOSE(zero.gate(update, m), mul(update, g.reshape({kB, 1, kC})), 0.0);
+  CHECK_GRADCHECK([&](L in) { return zero.gate(zero.forward(in[0], in[1]), in[1]); }, TensorList{x, m});
+  REQUIRE_THROWS_AS(zero.forward(x, cond), ShapeError);
+  REQUIRE_THROWS_WITH(zero.forward(x, cond), Contains("AdaLNZero: x [2, 3, 4] needs its block's modulation"));
+  REQUIRE_THROWS_WITH(zero.forward(x), Contains("got none"));
 }
 
 TEST_CASE("Every block placement × norm equals its formula and passes gradcheck", "[residual][block]") {
@@ -175,11 +245,11 @@ TEST_CASE("Every block placement × norm equals its formula and passes gradcheck
     bool cross;
   };
   std::vector<Combo> combos;
-  for (Placement p : {Placement::post, Placement::pre, Placement::b2t, Placement::deepnorm, Placement::none})
-    for (NormKind n : {NormKind::layernorm, NormKind::rmsnorm, NormKind::adaln}) combos.push_back({p, n, false});
+  for (const Placement& p : {Placement::post, Placement::pre, Placement::b2t, Placement::deepnorm, Placement::none})
+    for (const NormKind& n : {NormKind::layernorm, NormKind::rmsnorm, NormKind::adaln}) combos.push_back({p, n, false});
   combos.push_back({Placement::pre, NormKind::adaln_zero, false});
   combos.push_back({Placement::rezero, NormKind::layernorm, false});  // no norm at all
-  for (Placement p : {Placement::pre, Placement::post, Placement::b2t})
+  for (const Placement& p : {Placement::pre, Placement::post, Placement::b2t, Placement::rezero})
     combos.push_back({p, NormKind::layernorm, true});
   combos.push_back({Placement::pre, NormKind::adaln_zero, true});
   combos.push_back({Placement::b2t, NormKind::adaln, true});
@@ -191,7 +261,7 @@ TEST_CASE("Every block placement × norm equals its formula and passes gradcheck
     nn::TransformerBlock block(block_config(combo.placement, combo.norm, combo.cross));
     // away from the special init values: zero gates and ReZero scales, unit norm gains
     randomize_parameters_(block, seed, 0.5);
-    const bool ada = combo.norm == NormKind::adaln || combo.norm == NormKind::adaln_zero;
+    const bool ada = nn::norm_info(combo.norm).conditional;
     TensorList inputs;
     inputs.reserve(3);
     inputs.push_back(param({kB, kT, kC}, seed + 1));
@@ -218,22 +288,19 @@ TEST_CASE("Every block placement × norm equals its formula and passes gradcheck
 
 TEST_CASE("B2T block: h = N1(x + Attn(x)), y = N2(h + FFN(h) + x)", "[residual][block][b2t]") {
   manual_seed(7);
-  nn::TransformerBlockConfig c = block_config(Placement::b2t, NormKind::layernorm, false);
-  c.residual_scale = 2.0;  // ignored by b2t: its residual sums are plain
-  nn::TransformerBlock block(c);
+  nn::TransformerBlock block(block_config(Placement::b2t, NormKind::layernorm, false));
   randomize_parameters_(block, 8, 0.5);
-  auto* n1 = dynamic_cast<nn::LayerNorm*>(block.attn_residual->norm.get());
-  auto* n2 = dynamic_cast<nn::LayerNorm*>(block.ffn_residual->norm.get());
-  REQUIRE(n1);
-  REQUIRE(n2);
-  CHECK(block.attn_residual->alpha == 1.0);
+  auto& n1 = *block.attn_residual->norm;
+  auto& n2 = *block.ffn_residual->norm;
+  CHECK(n1.type_name() == "LayerNorm");
+  CHECK(block.attn_residual->alpha == 1.0);  // B2T's residual sums are plain
   CHECK(block.ffn_residual->alpha == 1.0);
   const Tensor x = param({kB, kT, kC}, 9);
-  const Tensor h = n1->forward(add(x, block.attn->forward(x)));
-  const Tensor expected = n2->forward(add(add(h, block.ffn->forward(h)), x));
+  const Tensor h = n1(add(x, block.attn->forward(x)));
+  const Tensor expected = n2(add(add(h, block.ffn->forward(h)), x));
   CHECK_CLOSE(block.forward(x), expected, 1e-13);
   // and it differs from plain Post-LN, which lacks the "+ x"
-  CHECK(max_abs_diff(block.forward(x), n2->forward(add(h, block.ffn->forward(h)))) > 1e-3);
+  CHECK(max_abs_diff(block.forward(x), n2(add(h, block.ffn->forward(h)))) > 1e-3);
 }
 
 TEST_CASE("AdaLN-Zero blocks are exactly the identity at init", "[residual][block][adaln]") {
@@ -243,8 +310,12 @@ TEST_CASE("AdaLN-Zero blocks are exactly the identity at init", "[residual][bloc
     nn::TransformerBlock block(block_config(Placement::pre, NormKind::adaln_zero, cross));
     REQUIRE(block.modulation);
     CHECK(block.modulation->weight.shape() == Shape{(cross ? 9 : 6) * kC, kCond});
-    CHECK(block.attn_residual == nullptr);
-    CHECK((block.norm3 != nullptr) == cross);
+    CHECK(block.attn_residual->norm->type_name() == "AdaLNZero");
+    CHECK((block.cross_residual != nullptr) == cross);
+    // the block's only parameters besides attention and FFN are the modulation's
+    for (const auto& [name, _] : block.named_parameters())
+      CHECK((name.rfind("attn.", 0) == 0 || name.rfind("cross_attn.", 0) == 0 || name.rfind("ffn.", 0) == 0 ||
+             name.rfind("modulation.", 0) == 0));
     nn::BlockContext ctx;
     ctx.cond = param({kB, kCond}, 12);
     ctx.memory = param({kB, kTk, kC}, 13);
@@ -266,18 +337,48 @@ TEST_CASE("ReZero and none blocks have the documented parameters", "[residual][b
   CHECK_CLOSE(rezero.forward(x), x, 0.0);  // both scales start at 0
   nn::TransformerBlock none(block_config(Placement::none, NormKind::rmsnorm, false));
   CHECK(none.attn_residual->norm != nullptr);
-  CHECK(none.ffn_residual->form == Form::none);
+  CHECK(none.ffn_residual->norm->type_name() == "RMSNorm");
+  CHECK(none.placement().name == "none");
 }
 
-TEST_CASE("Only pre stacks end with a final norm", "[residual][final_norm]") {
+TEST_CASE("Every registered placement builds an LM and a seq2seq model that pass a float64 gradcheck", "[residual][registry]") {
+  for (const nn::PlacementInfo& p : nn::placement_registry()) {
+    INFO(p.name);
+    manual_seed(30);
+    nn::TransformerLMConfig c;
+    c.vocab_size = 5;
+    c.max_seq_len = 3;
+    c.n_layers = 2;
+    c.block = block_config(Placement(p.name), NormKind::layernorm, false);
+    nn::TransformerLM lm(c);
+    randomize_parameters_(lm, 31, 0.5);
+    const Tensor tokens = tensor({1, 2, 3, 4, 0, 1}, {2, 3}, DType::int64);
+    const Tensor weights = param({2, 3, 5}, 32);  // a loss that weighs every logit
+    CHECK_GRADCHECK([&](L) { return sum(mul(lm.forward(tokens), weights)); }, with_parameters({}, lm));
+
+    nn::Seq2SeqConfig s = tiny_seq2seq(1, 1, Placement(p.name));
+    s.block = block_config(Placement(p.name), NormKind::layernorm, false);
+    s.max_seq_len = 3;
+    nn::Seq2SeqTransformer model(s);
+    randomize_parameters_(model, 33, 0.5);
+    CHECK(model.decoder->at<nn::TransformerBlock>(0)->cross_residual != nullptr);
+    const Tensor src = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64), tgt = tensor({1, 2, 3, 4}, {2, 2}, DType::int64);
+    const Tensor w = param({2, 2, 12}, 34);
+    CHECK_GRADCHECK([&](L) { return sum(mul(model.forward(src, tgt), w)); }, with_parameters({}, model));
+  }
+}
+
+TEST_CASE("A stack ends with a final norm exactly when its placement asks for one", "[residual][final_norm]") {
   auto has_prefix = [](const nn::Module& m, const std::string& prefix) {
     std::int64_t n = 0;
     for (const auto& [name, _] : m.named_parameters()) n += name.rfind(prefix, 0) == 0;
     return n;
   };
-  for (Placement p : {Placement::pre, Placement::post, Placement::b2t, Placement::deepnorm, Placement::rezero,
-                      Placement::none}) {
-    INFO(nn::placement_name(p));
+  CHECK(nn::placement_info(Placement::pre).final_norm);
+  for (const nn::PlacementInfo& info : nn::placement_registry()) {
+    const Placement p(info.name);
+    INFO(p.name);
+    CHECK(info.final_norm == (p == Placement::pre));  // today only Pre-LN
     nn::TransformerLMConfig c;
     c.vocab_size = 10;
     c.max_seq_len = 4;
@@ -287,7 +388,7 @@ TEST_CASE("Only pre stacks end with a final norm", "[residual][final_norm]") {
     nn::TransformerLM lm(c);
     std::int64_t final_modules = 0;
     for (auto& [name, m] : lm.named_modules()) final_modules += name.rfind("final_norm", 0) == 0;
-    if (p == Placement::pre) {
+    if (info.final_norm) {
       REQUIRE(lm.final_norm != nullptr);
       CHECK(lm.final_norm->type_name() == "LayerNorm");
       CHECK(final_modules == 1);
@@ -297,18 +398,16 @@ TEST_CASE("Only pre stacks end with a final norm", "[residual][final_norm]") {
       CHECK(final_modules == 0);
       CHECK(has_prefix(lm, "final_norm") == 0);
     }
-    if (p == Placement::rezero) continue;  // Seq2Seq is checked on the norm placements
     nn::Seq2SeqConfig s;
     s.n_encoder_layers = 2;
     s.n_decoder_layers = 1;
     s.max_seq_len = 4;
     s.block = c.block;
     nn::Seq2SeqTransformer model(s);
-    const bool pre = p == Placement::pre;
-    CHECK((model.encoder_norm != nullptr) == pre);
-    CHECK((model.decoder_norm != nullptr) == pre);
-    CHECK(has_prefix(model, "encoder_norm") == (pre ? 2 : 0));
-    CHECK(has_prefix(model, "decoder_norm") == (pre ? 2 : 0));
+    CHECK((model.encoder_norm != nullptr) == info.final_norm);
+    CHECK((model.decoder_norm != nullptr) == info.final_norm);
+    CHECK(has_prefix(model, "encoder_norm") == (info.final_norm ? 2 : 0));
+    CHECK(has_prefix(model, "decoder_norm") == (info.final_norm ? 2 : 0));
   }
   // an RMSNorm pre stack ends with one RMSNorm (a weight only)
   nn::TransformerLMConfig c;
@@ -334,6 +433,24 @@ TEST_CASE("Block configurations are validated with clear messages", "[residual][
   c.dropout = 1.0;
   REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("dropout must be in [0, 1)"));
 
+  // a setting that does not apply to the placement is refused by name, not ignored
+  c = block_config(Placement::b2t, NormKind::layernorm, false);
+  c.residual_scale = 2.0;
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("residual_scale = 2 does not apply to placement b2t "
+                                                        "(only post and pre scale the residual); leave it at 1"));
+  c.placement = Placement::deepnorm;
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("deepnorm sets α from the depth"));
+  c.residual_scale = 1.0;
+  c.placement = Placement::rezero;
+  c.norm = NormKind::rmsnorm;
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("norm rmsnorm does not apply to placement rezero, which has no norms"));
+  c.norm = NormKind("batchnorm");
+  c.placement = Placement::pre;
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown norm 'batchnorm' (expected layernorm, rmsnorm, adaln or adaln_zero)"));
+  c.norm = NormKind::layernorm;
+  c.placement = Placement("sandwich");
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown placement 'sandwich' (expected post, pre, b2t, deepnorm, rezero or none)"));
+
   nn::TransformerBlock decoder(block_config(Placement::pre, NormKind::layernorm, true));
   REQUIRE_THROWS_WITH(decoder.forward(ones({kB, kT, kC}, f64)), Contains("cross-attention needs ctx.memory"));
   REQUIRE_THROWS_AS(decoder.forward(ones({kB, kC}, f64)), ShapeError);
@@ -346,11 +463,9 @@ TEST_CASE("Block configurations are validated with clear messages", "[residual][
   REQUIRE_THROWS_WITH(ada.forward(ones({kB, kT, kC}, f64)),
                       Contains("AdaLN: cond must be (B, cond_dim = 3), got none"));
 
-  for (Placement p : {Placement::post, Placement::pre, Placement::b2t, Placement::deepnorm, Placement::rezero,
-                      Placement::none})
-    CHECK(nn::placement_from_name(nn::placement_name(p)) == p);
-  for (NormKind n : {NormKind::layernorm, NormKind::rmsnorm, NormKind::adaln, NormKind::adaln_zero})
-    CHECK(nn::norm_kind_from_name(nn::norm_kind_name(n)) == n);
+  for (const nn::PlacementInfo& p : nn::placement_registry())
+    CHECK(nn::placement_name(nn::placement_from_name(p.name)) == p.name);
+  for (const nn::NormInfo& n : nn::norm_registry()) CHECK(nn::norm_kind_name(nn::norm_kind_from_name(n.name)) == n.name);
   REQUIRE_THROWS_WITH(nn::placement_from_name("sandwich"), Contains("unknown placement 'sandwich'"));
   REQUIRE_THROWS_WITH(nn::norm_kind_from_name("batchnorm"), Contains("unknown norm 'batchnorm'"));
 }

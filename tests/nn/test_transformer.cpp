@@ -120,7 +120,7 @@ TEST_CASE("TransformerLM forward: shapes, causality, determinism", "[transformer
   lm.capture_block_outputs = true;
   const Tensor again = lm.forward(tokens);
   REQUIRE(lm.block_outputs.size() == 2);
-  const Tensor h = nn::apply_norm(*lm.final_norm, lm.block_outputs.back(), Tensor());
+  const Tensor h = lm.final_norm->forward(lm.block_outputs.back(), Tensor());
   CHECK_CLOSE(again, matmul(h, lm.tok_emb->weight.transpose(0, 1)), 1e-5);
 }
 

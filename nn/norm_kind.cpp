@@ -1,0 +1,59 @@
+// norm_kind.cpp — the norm registry: one entry per norm.
+#include "norm_kind.hpp"
+
+#include "ada_ln.hpp"
+#include "name_list.hpp"
+
+namespace tapegrad::nn {
+
+namespace {
+
+std::shared_ptr<Norm> layer_norm_of(const NormSpec& s) {
+  return std::make_shared<LayerNorm>(NormOptions(s.dim).eps(s.eps).dtype(s.dtype));
+}
+std::shared_ptr<Norm> rms_norm_of(const NormSpec& s) {
+  return std::make_shared<RMSNorm>(NormOptions(s.dim).eps(s.eps).dtype(s.dtype));
+}
+std::shared_ptr<Norm> ada_ln_of(const NormSpec& s) {
+  return std::make_shared<AdaLN>(AdaLNOptions(s.dim, s.cond_dim).eps(s.eps).dtype(s.dtype));
+}
+std::shared_ptr<Norm> ada_ln_zero_of(const NormSpec& s) { return std::make_shared<AdaLNZero>(s.dim, s.eps); }
+// A stack of AdaLN-Zero blocks ends with an AdaLN of its own whose modulation starts at zero:
+// a plain LN at init, as DiT's final layer.
+std::shared_ptr<Norm> zero_ada_ln_of(const NormSpec& s) {
+  return std::make_shared<AdaLN>(AdaLNOptions(s.dim, s.cond_dim).eps(s.eps).zero_init(true).dtype(s.dtype));
+}
+
+}  // namespace
+
+const std::vector<NormInfo>& norm_registry() {
+  static const std::vector<NormInfo> norms = {
+      {"layernorm", "N(x) = (x - mean)/sqrt(var + eps)·g + b", false, false, layer_norm_of, nullptr},
+      {"rmsnorm", "N(x) = x/sqrt(mean(x²) + eps)·g", false, false, rms_norm_of, nullptr},
+      {"adaln", "N(x, c) = LN(x)·(1 + scale(c)) + shift(c)", true, false, ada_ln_of, nullptr},
+      {"adaln_zero", "AdaLN with a gate on each sublayer, all from one zero-initialized Linear per block", true, true,
+       ada_ln_zero_of, zero_ada_ln_of},
+  };
+  return norms;
+}
+
+std::string norm_names(const std::string& last_separator) { return name_list(norm_registry(), last_separator); }
+
+const NormInfo& norm_info(const NormKind& kind) {
+  for (const NormInfo& info : norm_registry())
+    if (info.name == kind.name) return info;
+  throw ValueError("unknown norm '" + kind.name + "' (expected " + norm_names() + ")");
+}
+
+std::shared_ptr<Norm> make_norm(const NormKind& kind, const NormSpec& spec) { return norm_info(kind).make(spec); }
+
+std::shared_ptr<Norm> make_final_norm(const NormKind& kind, const NormSpec& spec) {
+  const NormInfo& info = norm_info(kind);
+  return (info.make_final ? info.make_final : info.make)(spec);
+}
+
+std::string norm_kind_name(const NormKind& kind) { return kind.name; }
+
+NormKind norm_kind_from_name(const std::string& name) { return NormKind(norm_info(NormKind(name)).name); }
+
+}  // namespace tapegrad::nn

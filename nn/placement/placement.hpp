@@ -1,0 +1,143 @@
+// placement.hpp — norm placement: how a block joins its sublayers to the residual stream.
+//
+// A placement is one small unit whose forward() is its formula, written with the block's
+// sublayers: F.attn (self-attention), F.cross (cross-attention, decoder blocks only) and F.ffn,
+// each callable as F.attn(h), with its norm F.attn.N(h), its residual scale F.attn.alpha_x(h)
+// = α·h and ReZero's gate F.attn.a(). B2T (b2t.cpp) reads:
+//
+//   Tensor h = F.attn.N(x + F.attn(x));             // h = N1(x + Attn(x))
+//   if (F.cross) h = F.cross.N(h + F.cross(h));     //     N3(h + Cross(h)) in a decoder
+//   return F.ffn.N(h + F.ffn(h) + x);               // y = N2(h + FFN(h) + x)
+//
+// The registry (registry.cpp) names every placement with its one-line formula and what it
+// needs (norms, ReZero gates, a final norm, whether α applies); the CLIs, the depth study and
+// the tests take the list from it. Adding a placement: one unit file here, and its line in
+// registry.cpp.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../residual.hpp"
+
+namespace tapegrad::nn {
+
+class MultiHeadAttention;
+class FeedForward;
+
+// A placement's registered name, as configs, files and command lines hold it.
+struct Placement {
+  std::string name;  // a key of placement_registry()
+
+  Placement(std::string n) : name(std::move(n)) {}  // implicit: config.placement = "b2t" reads well
+  Placement(const char* n) : name(n) {}
+  bool operator==(const Placement&) const = default;
+  // The registered placements by name, for code that prefers a constant to a string.
+  static const Placement post, pre, b2t, deepnorm, rezero, none;
+};
+inline const Placement Placement::post{"post"};
+inline const Placement Placement::pre{"pre"};
+inline const Placement Placement::b2t{"b2t"};
+inline const Placement Placement::deepnorm{"deepnorm"};
+inline const Placement Placement::rezero{"rezero"};
+inline const Placement Placement::none{"none"};
+
+// Where a block sits: DeepNorm's α and β depend on the depth of its stack (and, in an
+// encoder-decoder, on both depths, N encoder and M decoder layers).
+struct Stack {
+  enum class Kind { decoder_only, encoder, decoder };
+  Kind kind = Kind::decoder_only;
+  std::int64_t encoder_layers = 0;  // N
+  std::int64_t decoder_layers = 1;  // M (the blocks of a decoder-only stack)
+
+  static Stack decoder_only(std::int64_t layers) { return {Kind::decoder_only, 0, layers}; }
+  static Stack encoder(std::int64_t n, std::int64_t m) { return {Kind::encoder, n, m}; }
+  static Stack decoder(std::int64_t n, std::int64_t m) { return {Kind::decoder, n, m}; }
+  std::int64_t layers() const { return kind == Kind::encoder ? encoder_layers : decoder_layers; }
+};
+
+// One sublayer of a block as a placement's formula uses it, bound to one forward call (its
+// masks, the encoder memory, the condition). A default-constructed Sublayer is absent: a
+// block without cross-attention has F.cross false.
+class Sublayer {
+ public:
+  Sublayer() = default;
+  Sublayer(std::function<Tensor(const Tensor&)> fn, Residual& residual, Tensor cond);
+
+  // F(h): the sublayer's update, gated by its norm (AdaLN-Zero's gate; the update itself otherwise)
+  Tensor operator()(const Tensor& h) const;
+  // N(h): the norm of this sublayer's residual, with the condition
+  Tensor N(const Tensor& h) const;
+  // α·x, the residual scale (x itself when α = 1: no op is recorded)
+  Tensor alpha_x(const Tensor& x) const;
+  // ReZero's gate a of this sublayer (a 0-d parameter)
+  const Tensor& a() const;
+  explicit operator bool() const { return residual_ != nullptr; }
+
+ private:
+  void observe_input(const Tensor& h) const;  // Residual::capture_stats
+  std::function<Tensor(const Tensor&)> fn_;
+  Residual* residual_ = nullptr;
+  Tensor cond_;
+  mutable bool seen_input_ = false;
+};
+
+// The sublayers of one block, in the order they run.
+struct BlockSublayers {
+  Sublayer attn;   // self-attention (causal in decoders)
+  Sublayer cross;  // attention to the encoder's output; decoder blocks of a seq2seq only
+  Sublayer ffn;    // the position-wise feed-forward network
+};
+
+// The formula of a placement: y = block(x) from the block's sublayers.
+class PlacementFormula {
+ public:
+  virtual ~PlacementFormula() = default;
+  // x: (B, T, C) -> (B, T, C)
+  virtual Tensor forward(const Tensor& x, const BlockSublayers& F) const = 0;
+};
+
+template <typename Formula>
+std::unique_ptr<PlacementFormula> make_formula() {
+  return std::make_unique<Formula>();
+}
+
+// One entry of the registry.
+struct PlacementInfo {
+  std::string name;     // "b2t": in configs, files and on the command line
+  std::string label;    // "B2T": in tables and chart legends
+  std::string formula;  // one line, as --help shows it
+  std::string paper;    // where it comes from
+  bool norms = true;             // each sublayer has a norm
+  bool rezero_gates = false;     // each sublayer has a learnable scalar gate a, zero at init
+  bool final_norm = false;       // a stack of these blocks ends with one more norm (Pre-LN)
+  bool residual_scale = false;   // config.residual_scale (α) applies; elsewhere it must stay 1
+  bool block_modulation = false;  // works with norms modulated by the block (AdaLN-Zero)
+  // Builds the formula unit: make_formula<B2T>.
+  std::unique_ptr<PlacementFormula> (*make)() = nullptr;
+  // α of this placement's residuals in a given stack when it is set by the depth (DeepNorm);
+  // null: config.residual_scale where it applies, else 1.
+  double (*depth_alpha)(const Stack& stack) = nullptr;
+  // Run on each attention and FFN sublayer right after the model's init scheme drew its weights
+  // (DeepNorm's β-scaled weights); may be null.
+  void (*init_attention)(MultiHeadAttention& attn, const Stack& stack) = nullptr;
+  void (*init_ffn)(FeedForward& ffn, const Stack& stack) = nullptr;
+};
+
+// Every placement, in the order --help and error messages list them.
+const std::vector<PlacementInfo>& placement_registry();
+// The entry of p; ValueError naming p and the registered names when there is none.
+const PlacementInfo& placement_info(const Placement& p);
+
+std::string placement_name(const Placement& p);
+// The registered placement called name; ValueError "unknown placement 'x' (expected post, ...)".
+Placement placement_from_name(const std::string& name);
+// "post, pre, b2t, deepnorm, rezero or none"
+std::string placement_names(const std::string& last_separator = " or ");
+// One line per placement, "  b2t        h = N1(x + Attn(x)); y = N2(h + FFN(h) + x)": the
+// --help text of every program that takes a placement.
+std::string placement_help();
+
+}  // namespace tapegrad::nn

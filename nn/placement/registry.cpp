@@ -1,0 +1,47 @@
+// registry.cpp — the placement registry: every placement a config, a command line or a study
+// can name. Each unit's file defines its entry (name, formula, paper, what it needs, its
+// formula unit); adding a placement is one unit file and one line in the list below.
+#include <sstream>
+
+#include "placement.hpp"
+#include "../name_list.hpp"
+
+namespace tapegrad::nn {
+
+PlacementInfo post_ln_placement(), pre_ln_placement(), b2t_placement(), deepnorm_placement(), rezero_placement(),
+    no_residual_placement();
+
+const std::vector<PlacementInfo>& placement_registry() {
+  static const std::vector<PlacementInfo> placements = {
+      post_ln_placement(),      // post      N(x + F(x))
+      pre_ln_placement(),       // pre       x + F(N(x))
+      b2t_placement(),          // b2t       post + the block input before the last norm
+      deepnorm_placement(),     // deepnorm  N(α·x + F(x)), α and β from the depth
+      rezero_placement(),       // rezero    x + a·F(x)
+      no_residual_placement(),  // none      N(F(x))
+  };
+  return placements;
+}
+
+std::string placement_names(const std::string& last_separator) { return name_list(placement_registry(), last_separator); }
+
+const PlacementInfo& placement_info(const Placement& p) {
+  for (const PlacementInfo& info : placement_registry())
+    if (info.name == p.name) return info;
+  throw ValueError("unknown placement '" + p.name + "' (expected " + placement_names() + ")");
+}
+
+std::string placement_name(const Placement& p) { return p.name; }
+
+Placement placement_from_name(const std::string& name) { return Placement(placement_info(Placement(name)).name); }
+
+std::string placement_help() {
+  std::ostringstream os;
+  os << "Placements (x: the block's input, F: a sublayer, N: its norm, α: --residual-scale):\n";
+  for (const PlacementInfo& p : placement_registry()) {
+    os << "  " << p.name << std::string(p.name.size() < 10 ? 10 - p.name.size() : 1, ' ') << p.formula << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace tapegrad::nn
