@@ -14,7 +14,7 @@
 #include "autograd/random.hpp"
 #include "autograd/tensor.hpp"
 #include "io/io.hpp"
-#include "training/training_checkpoint.hpp"
+#include "training/training.hpp"
 #include "nn/nn.hpp"
 #include "optim/optim.hpp"
 #include "data/data.hpp"

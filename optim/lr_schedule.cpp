@@ -30,6 +30,8 @@ double LRSchedule::lr_at(std::int64_t step, std::size_t group) const {
   return base_lrs_[group] * factor(step);
 }
 
+bool LRSchedule::extend(std::int64_t, std::int64_t) { return false; }
+
 ScheduleState LRSchedule::state() const { return {name(), step_, base_lrs_, hyper_parameters()}; }
 
 void LRSchedule::load_state(const ScheduleState& state) {
@@ -99,38 +101,54 @@ HyperParameters LinearWarmup::hyper_parameters() const {
   return {{"warmup_steps", static_cast<double>(warmup_)}};
 }
 
+WarmupDecay::WarmupDecay(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor)
+    : LRSchedule(optimizer), warmup_(warmup_steps), total_(total_steps), floor_(floor) {}
+
+double WarmupDecay::factor(std::int64_t step) const {
+  check_step(step);
+  if (step + 1 < warmup_) return warmup_factor(step, warmup_);
+  if (replan_step_ < 0) return floor_ + (1 - floor_) * shape(decay_progress(step, warmup_, total_));
+  // re-planned at s = replan_step_: q = (t − s − 1)/(N − s − 1), from replan_factor_ down to the floor
+  return floor_ + (replan_factor_ - floor_) * shape(decay_progress(step, replan_step_ + 1, total_));
+}
+
+HyperParameters WarmupDecay::hyper_parameters() const {
+  HyperParameters hp = {{"warmup_steps", static_cast<double>(warmup_)}, {"total_steps", static_cast<double>(total_)}, {"floor", floor_}};
+  if (replan_step_ >= 0) hp.insert(hp.end(), {{"replan_step", static_cast<double>(replan_step_)}, {"replan_factor", replan_factor_}});
+  return hp;
+}
+
+bool WarmupDecay::extend(std::int64_t total_steps, std::int64_t from_step) {
+  check_step(from_step);
+  if (total_steps <= total_)
+    fail("extend: total_steps " + std::to_string(total_steps) + " must be above the planned " + std::to_string(total_));
+  if (from_step + 1 >= warmup_) replan(from_step, factor(from_step));  // the decay has begun: restart it from here
+  total_ = total_steps;
+  return true;
+}
+
+void WarmupDecay::replan(std::int64_t from_step, double from_factor) {
+  check_step(from_step);
+  if (!(from_factor >= floor_ && from_factor <= 1)) fail("replan: factor " + number_str(from_factor) + " is outside [floor, 1]");
+  replan_step_ = from_step;
+  replan_factor_ = from_factor;
+}
+
 WarmupCosine::WarmupCosine(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor)
-    : LRSchedule(optimizer), warmup_(warmup_steps), total_(total_steps), floor_(floor) {
-  check_warmup_total(*this, warmup_, total_, floor_);
+    : WarmupDecay(optimizer, warmup_steps, total_steps, floor) {
+  check_warmup_total(*this, warmup_steps, total_steps, floor);
   apply(0);
 }
 
-double WarmupCosine::factor(std::int64_t step) const {
-  check_step(step);
-  if (step + 1 < warmup_) return warmup_factor(step, warmup_);
-  const double p = decay_progress(step, warmup_, total_);
-  return floor_ + (1 - floor_) * 0.5 * (1 + std::cos(std::numbers::pi * p));
-}
-
-HyperParameters WarmupCosine::hyper_parameters() const {
-  return {{"warmup_steps", static_cast<double>(warmup_)}, {"total_steps", static_cast<double>(total_)}, {"floor", floor_}};
-}
+double WarmupCosine::shape(double p) const { return 0.5 * (1 + std::cos(std::numbers::pi * p)); }
 
 WarmupLinear::WarmupLinear(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor)
-    : LRSchedule(optimizer), warmup_(warmup_steps), total_(total_steps), floor_(floor) {
-  check_warmup_total(*this, warmup_, total_, floor_);
+    : WarmupDecay(optimizer, warmup_steps, total_steps, floor) {
+  check_warmup_total(*this, warmup_steps, total_steps, floor);
   apply(0);
 }
 
-double WarmupLinear::factor(std::int64_t step) const {
-  check_step(step);
-  if (step + 1 < warmup_) return warmup_factor(step, warmup_);
-  return floor_ + (1 - floor_) * (1 - decay_progress(step, warmup_, total_));
-}
-
-HyperParameters WarmupLinear::hyper_parameters() const {
-  return {{"warmup_steps", static_cast<double>(warmup_)}, {"total_steps", static_cast<double>(total_)}, {"floor", floor_}};
-}
+double WarmupLinear::shape(double p) const { return 1 - p; }
 
 InverseSqrt::InverseSqrt(Optimizer& optimizer, std::int64_t warmup_steps)
     : LRSchedule(optimizer), warmup_(warmup_steps) {

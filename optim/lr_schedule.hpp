@@ -23,6 +23,13 @@
 //
 // The original Transformer lr, d_model^-0.5 · min(t^-0.5, t·W^-1.5), is InverseSqrt with the
 // base lr noam_lr(d_model, W): build the optimizer with that lr.
+//
+// Extending a run (a resumed run given more steps): extend(N', s) moves the end of the decay
+// of WarmupCosine and WarmupLinear to N' and re-plans it from the coming update s: the factor
+// at s stays what it was (f_s), then decays with the same shape from f_s down to the floor at
+// N' (cosine: f + (f_s − f)·½(1 + cos(π·q)), q = (t − s − 1)/(N' − s − 1)). Still in the
+// warm-up, only N moves. A run extended after its decay ended stays at the floor. The other
+// schedules have no end to move.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +63,9 @@ class LRSchedule {
 
   // Sets every group's lr to base_lrs()[g] · factor(step), and remembers step.
   void apply(std::int64_t step);
+  // Moves the schedule's planned end to total_steps, re-planned from the update with index
+  // from_step (see above). Returns false for schedules without an end (nothing changes).
+  virtual bool extend(std::int64_t total_steps, std::int64_t from_step);
   // The last step applied (0 right after construction, which applies step 0).
   std::int64_t step() const { return step_; }
   // What apply(step) would set group g's lr to.
@@ -101,30 +111,47 @@ class LinearWarmup : public LRSchedule {
   std::int64_t warmup_;
 };
 
-// Linear warmup, then a cosine from 1 down to floor at total_steps, then floor.
-class WarmupCosine : public LRSchedule {
+// Linear warmup, then a decay from 1 down to floor at total_steps, then floor: what
+// WarmupCosine and WarmupLinear share (their decay's shape is theirs).
+class WarmupDecay : public LRSchedule {
  public:
-  WarmupCosine(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor = 0.0);
   double factor(std::int64_t step) const override;
-  std::string name() const override { return "WarmupCosine"; }
   HyperParameters hyper_parameters() const override;
+  bool extend(std::int64_t total_steps, std::int64_t from_step) override;
+  // Restores a re-planned decay from its hyper-parameters replan_step and replan_factor
+  // (what extend() set): building the schedule of a saved state.
+  void replan(std::int64_t from_step, double from_factor);
+
+ protected:
+  WarmupDecay(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor);
+  // The decay's shape over its progress p in [0, 1]: from 1 at p = 0 to 0 at p = 1.
+  virtual double shape(double p) const = 0;
 
  private:
   std::int64_t warmup_, total_;
   double floor_;
+  std::int64_t replan_step_ = -1;  // -1: as planned; else the decay restarts here from replan_factor_
+  double replan_factor_ = 1.0;
+};
+
+// Linear warmup, then a cosine from 1 down to floor at total_steps, then floor.
+class WarmupCosine : public WarmupDecay {
+ public:
+  WarmupCosine(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor = 0.0);
+  std::string name() const override { return "WarmupCosine"; }
+
+ private:
+  double shape(double p) const override;  // ½(1 + cos(π·p))
 };
 
 // Linear warmup, then a straight line from 1 down to floor at total_steps, then floor.
-class WarmupLinear : public LRSchedule {
+class WarmupLinear : public WarmupDecay {
  public:
   WarmupLinear(Optimizer& optimizer, std::int64_t warmup_steps, std::int64_t total_steps, double floor = 0.0);
-  double factor(std::int64_t step) const override;
   std::string name() const override { return "WarmupLinear"; }
-  HyperParameters hyper_parameters() const override;
 
  private:
-  std::int64_t warmup_, total_;
-  double floor_;
+  double shape(double p) const override;  // 1 − p
 };
 
 // Linear warmup to the base lr at t = warmup_steps (>= 1), then decay as 1/√t.

@@ -110,6 +110,7 @@ Checkpoint make_training_checkpoint(const TrainingState& s) {
   Checkpoint c;
   c.kind = kKind;
   c.set("step", s.step);
+  for (const auto& [key, value] : s.model_config) c.set(key, value);
   c.section("model") = io::state_dict(*s.model);
   if (s.optimizer) save_optimizer(c, *s.optimizer);
   if (s.schedule) {
@@ -151,6 +152,8 @@ void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
   for (auto& [name, gen] : s.generators) load_generator(c, name, *gen);
   s.step = c.get_int("step");
   if (c.find("data.epoch")) s.loader = data::LoaderState{c.get_int("data.epoch"), c.get_int("data.index")};
+  s.model_config.clear();
+  for (const auto& [key, value] : with_prefix(c, "config.")) s.model_config.emplace_back("config." + key, *value);
   s.extra.clear();
   for (const auto& [key, value] : with_prefix(c, "extra.")) s.extra.emplace_back(key, *value);
 }

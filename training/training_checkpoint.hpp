@@ -10,8 +10,9 @@
 //   training::load_training_checkpoint(s, "run.tgc");           // restores all of it in place
 //
 // Layout (a Checkpoint of kind "training"): section "model" = state_dict(model); section
-// "optimizer" = "<param>.<buffer>" tensors; metadata "step", "optimizer.*", "schedule.*",
-// "rng.<name>.*", "data.epoch", "data.index", and any user metadata.
+// "optimizer" = "<param>.<buffer>" tensors; metadata "step", "config.*" (the model's
+// configuration, io/model_config.hpp: the file alone rebuilds the model), "optimizer.*",
+// "schedule.*", "rng.<name>.*", "data.epoch", "data.index", and any user metadata ("extra.*").
 #pragma once
 
 #include <optional>
@@ -23,12 +24,14 @@
 #include "../data/dataloader.hpp"
 #include "../optim/lr_schedule.hpp"
 #include "../io/checkpoint.hpp"
+#include "../io/model_config.hpp"
 
 namespace tapegrad::training {
 
 using io::Checkpoint;
 using io::Format;
 using io::MetaValue;
+using io::Metadata;
 
 
 struct TrainingState {
@@ -38,7 +41,8 @@ struct TrainingState {
   std::int64_t step = 0;
   std::vector<std::pair<std::string, Generator*>> generators;  // saved and restored by name
   std::optional<data::LoaderState> loader;  // saved when set; filled on load when the file has it
-  std::vector<std::pair<std::string, MetaValue>> extra;  // user metadata (config, vocab path, ...)
+  Metadata model_config;  // io::config_metadata(model.config): saved when set; filled on load when the file has it
+  Metadata extra;         // user metadata (the run's settings, logged quantities, ...)
 };
 
 Checkpoint make_training_checkpoint(const TrainingState& state);
