@@ -1,10 +1,28 @@
-// shape.cpp — dim normalization and broadcasting rules.
+// shape.cpp — element counts, contiguous strides, dim normalization and broadcasting rules.
 #include "shape.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "errors.hpp"
+
 namespace tapegrad {
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape) n *= s;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size());
+  std::int64_t stride = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
 
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t ndim, const char* op) {
   const std::int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;

@@ -1,13 +1,21 @@
-// shape.hpp — shape and stride arithmetic shared by the ops: dim normalization, NumPy
-// broadcasting, and a row-major walk over a strided view.
+// shape.hpp — the Shape type and pure shape and stride arithmetic: element counts,
+// contiguous strides, dim normalization, NumPy broadcasting, and a row-major walk over a
+// strided view. Nothing here knows Tensor (tensor.hpp includes this file, never the
+// reverse).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "tensor.hpp"
-
 namespace tapegrad {
+
+// Sizes of the dims, outermost first; also used for strides (in elements) and dim lists.
+using Shape = std::vector<std::int64_t>;
+
+// The number of elements: the product of the sizes (1 for a 0-d shape).
+std::int64_t shape_numel(const Shape& shape);
+// Contiguous row-major strides for a shape: strides[d] = Π_{e > d} shape[e].
+Shape contiguous_strides(const Shape& shape);
 
 // Maps a possibly negative dim into [0, ndim); throws ShapeError naming op otherwise.
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t ndim, const char* op);
