@@ -1,4 +1,5 @@
-// shape.cpp — element counts, contiguous strides, dim normalization and broadcasting rules.
+// shape.cpp — element counts, contiguous strides, dim normalization, broadcasting rules and
+// the (outer, size, inner) geometry around a dim.
 #include "shape.hpp"
 
 #include <algorithm>
@@ -47,6 +48,16 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     out[n - 1 - i] = sa == 1 ? sb : sa;
   }
   return out;
+}
+
+DimGeometry dim_geometry(const Shape& shape, std::int64_t dim) {
+  DimGeometry g;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    if (d < dim) g.outer *= shape[d];
+    else if (d == dim) g.size = shape[d];
+    else g.inner *= shape[d];
+  }
+  return g;
 }
 
 Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& out_shape) {
