@@ -1,6 +1,8 @@
 // errors.cpp — message helpers for the exception types.
 #include "errors.hpp"
 
+#include <sstream>
+
 #include "dtype.hpp"
 
 namespace tapegrad {
@@ -12,6 +14,12 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
     s += std::to_string(shape[i]);
   }
   return s + "]";
+}
+
+std::string number_str(double value) {
+  std::ostringstream os;
+  os << value;
+  return os.str();
 }
 
 void throw_unsupported_dtype(const char* op, DType dtype) {

@@ -39,5 +39,7 @@ class ValueError : public Error {
 
 // "[2, 3]"
 std::string shape_str(const std::vector<std::int64_t>& shape);
+// A number as error messages show it: "0.001", "-1", "nan".
+std::string number_str(double value);
 
 }  // namespace tapegrad

@@ -1,10 +1,29 @@
-// shape.cpp — dim normalization and broadcasting rules.
+// shape.cpp — element counts, contiguous strides, dim normalization, broadcasting rules and
+// the (outer, size, inner) geometry around a dim.
 #include "shape.hpp"
 
 #include <algorithm>
 #include <string>
 
+#include "errors.hpp"
+
 namespace tapegrad {
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (std::int64_t s : shape) n *= s;
+  return n;
+}
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape strides(shape.size());
+  std::int64_t stride = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    strides[i] = stride;
+    stride *= shape[i];
+  }
+  return strides;
+}
 
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t ndim, const char* op) {
   const std::int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
@@ -29,6 +48,16 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
     out[n - 1 - i] = sa == 1 ? sb : sa;
   }
   return out;
+}
+
+DimGeometry dim_geometry(const Shape& shape, std::int64_t dim) {
+  DimGeometry g;
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    if (d < dim) g.outer *= shape[d];
+    else if (d == dim) g.size = shape[d];
+    else g.inner *= shape[d];
+  }
+  return g;
 }
 
 Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& out_shape) {

@@ -1,13 +1,21 @@
-// shape.hpp — shape and stride arithmetic shared by the ops: dim normalization, NumPy
-// broadcasting, and a row-major walk over a strided view.
+// shape.hpp — the Shape type and pure shape and stride arithmetic: element counts,
+// contiguous strides, dim normalization, NumPy broadcasting, the (outer, size, inner) view
+// around one dim, and a row-major walk over a strided view. Nothing here knows Tensor
+// (tensor.hpp includes this file, never the reverse).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "tensor.hpp"
-
 namespace tapegrad {
+
+// Sizes of the dims, outermost first; also used for strides (in elements) and dim lists.
+using Shape = std::vector<std::int64_t>;
+
+// The number of elements: the product of the sizes (1 for a 0-d shape).
+std::int64_t shape_numel(const Shape& shape);
+// Contiguous row-major strides for a shape: strides[d] = Π_{e > d} shape[e].
+Shape contiguous_strides(const Shape& shape);
 
 // Maps a possibly negative dim into [0, ndim); throws ShapeError naming op otherwise.
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t ndim, const char* op);
@@ -19,6 +27,15 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op);
 // Strides that read a tensor of (shape, strides) as if it had out_shape: broadcast dims get
 // stride 0. out_shape must be a broadcast of shape.
 Shape broadcast_strides(const Shape& shape, const Shape& strides, const Shape& out_shape);
+
+// A tensor seen as (outer, size, inner) around dim: outer = Π of the sizes before dim,
+// size = shape[dim], inner = Π of the sizes after it. Element (o, i, j) is at
+// (o·size + i)·inner + j in a contiguous layout. dim must already be normalized; a 0-d shape
+// is (1, 1, 1). The reductions, index_select, cat, softmax and cross_entropy all use it.
+struct DimGeometry {
+  std::int64_t outer = 1, size = 1, inner = 1;
+};
+DimGeometry dim_geometry(const Shape& shape, std::int64_t dim);
 
 // Calls fn(i, offset) for every element in row-major order, where i counts 0..numel-1 and
 // offset = sum(index[d] * strides[d]). The last dim is the inner loop.

@@ -14,22 +14,6 @@
 
 namespace tapegrad {
 
-std::int64_t shape_numel(const Shape& shape) {
-  std::int64_t n = 1;
-  for (std::int64_t s : shape) n *= s;
-  return n;
-}
-
-Shape contiguous_strides(const Shape& shape) {
-  Shape strides(shape.size());
-  std::int64_t stride = 1;
-  for (std::size_t i = shape.size(); i-- > 0;) {
-    strides[i] = stride;
-    stride *= shape[i];
-  }
-  return strides;
-}
-
 Tensor Tensor::empty(const Shape& shape, DType dtype, bool zero) {
   for (std::int64_t s : shape)
     if (s < 0) throw ShapeError("empty: negative size in shape " + shape_str(shape));

@@ -14,11 +14,10 @@
 
 #include "dtype.hpp"
 #include "errors.hpp"
+#include "shape.hpp"
 #include "storage.hpp"
 
 namespace tapegrad {
-
-using Shape = std::vector<std::int64_t>;
 
 class Node;
 class Generator;
@@ -134,9 +133,5 @@ Tensor arange(double end, DType dtype = DType::float32);
 
 // Readable printing: values (summarized past 1000 elements), shape, dtype, grad_fn.
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
-
-// Contiguous row-major strides for a shape.
-Shape contiguous_strides(const Shape& shape);
-std::int64_t shape_numel(const Shape& shape);
 
 }  // namespace tapegrad

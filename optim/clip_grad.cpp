@@ -1,45 +1,14 @@
-// clip_grad.cpp — the global gradient norm (deterministic chunked sums in double) and the two
-// in-place clipping functions. Formulas in clip_grad.hpp.
+// clip_grad.cpp — the two in-place clipping functions. Formulas in clip_grad.hpp; the global
+// gradient norm (deterministic chunked sums in double) is nn::grad_norm in nn/diagnostics.cpp.
 #include "clip_grad.hpp"
 
-#include <algorithm>
 #include <cmath>
 
-#include "../autograd/grad_mode.hpp"
 #include "../autograd/parallel.hpp"
 
 namespace tapegrad::optim {
 
 namespace {
-
-// The reduction combines per-chunk partial results in chunk order, so the norm is the same
-// bits whatever the number of threads (an OpenMP reduction clause does not promise that).
-constexpr std::int64_t kChunk = kParallelGrain;
-
-// max that keeps a NaN once it has seen one (std::max would drop it).
-double nan_max(double acc, double v) { return (v > acc || std::isnan(v)) ? v : acc; }
-
-// Σ|g|^p over one gradient (p finite), or max|g| (p = inf).
-template <typename T>
-double norm_part(const T* g, std::int64_t n, double p) {
-  const std::int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<double> partial(chunks, 0.0);
-#pragma omp parallel for if (chunks > 1)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
-    double acc = 0;
-    if (std::isinf(p))
-      for (std::int64_t i = begin; i < end; ++i) acc = nan_max(acc, std::abs(double(g[i])));
-    else if (p == 2)
-      for (std::int64_t i = begin; i < end; ++i) acc += double(g[i]) * double(g[i]);
-    else
-      for (std::int64_t i = begin; i < end; ++i) acc += std::pow(std::abs(double(g[i])), p);
-    partial[c] = acc;
-  }
-  double total = 0;
-  for (double v : partial) total = std::isinf(p) ? nan_max(total, v) : total + v;
-  return total;
-}
 
 // Runs fn(data, n) on every defined gradient in place (through a dense copy for a strided one).
 template <typename Fn>
@@ -59,33 +28,11 @@ NamedTensors named_by_position(const std::vector<Tensor>& params) {
   return out;
 }
 
-void check_norm_type(double norm_type, const char* op) {
-  if (!(norm_type > 0))
-    throw ValueError(std::string(op) + ": norm_type " + number_str(norm_type) + " must be > 0 (or inf)");
-}
-
 }  // namespace
-
-double grad_norm(const NamedTensors& params, double norm_type) {
-  check_norm_type(norm_type, "grad_norm");
-  NoGradGuard no_grad;
-  double total = 0;
-  for (const auto& [_, p] : params) {
-    Tensor grad = p.grad();
-    if (!grad.defined()) continue;
-    if (!grad.is_contiguous()) grad = grad.contiguous();
-    const double part = dispatch_floating(grad.dtype(), "grad_norm", [&]<typename T>() {
-      return norm_part(grad.template data<T>(), grad.numel(), norm_type);
-    });
-    total = std::isinf(norm_type) ? nan_max(total, part) : total + part;
-  }
-  if (std::isinf(norm_type)) return total;
-  return norm_type == 2 ? std::sqrt(total) : std::pow(total, 1.0 / norm_type);
-}
 
 double clip_grad_norm_(const NamedTensors& params, double max_norm, double norm_type, bool error_if_nonfinite) {
   if (!(max_norm >= 0)) throw ValueError("clip_grad_norm_: max_norm " + number_str(max_norm) + " must be >= 0");
-  check_norm_type(norm_type, "clip_grad_norm_");
+  nn::check_norm_type(norm_type, "clip_grad_norm_");
   const double total = grad_norm(params, norm_type);
   if (!std::isfinite(total) && error_if_nonfinite) {
     std::string culprit = "every gradient is finite: the sum overflowed";

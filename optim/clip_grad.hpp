@@ -15,6 +15,7 @@
 
 #include <vector>
 
+#include "../nn/diagnostics.hpp"
 #include "health.hpp"
 #include "optimizer.hpp"
 
@@ -29,7 +30,8 @@ double clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
 void clip_grad_value_(const NamedTensors& params, double clip_value);
 void clip_grad_value_(const std::vector<Tensor>& params, double clip_value);
 
-// The norm clip_grad_norm_ measures, without clipping.
-double grad_norm(const NamedTensors& params, double norm_type = 2.0);
+// The norm clip_grad_norm_ measures, without clipping: nn::grad_norm, which lives in nn's
+// diagnostics so that nn::total_grad_norm can use it too (nn is below optim).
+using nn::grad_norm;
 
 }  // namespace tapegrad::optim

@@ -4,7 +4,6 @@
 
 #include <exception>
 #include <set>
-#include <sstream>
 
 #include "../autograd/blas.hpp"
 #include "../autograd/grad_mode.hpp"
@@ -18,12 +17,6 @@ double hyper_parameter(const HyperParameters& hp, const std::string& name, const
   for (const auto& [key, value] : hp)
     if (key == name) return value;
   throw ValueError(who + ": the hyper-parameter '" + name + "' is missing");
-}
-
-std::string number_str(double value) {
-  std::ostringstream os;
-  os << value;
-  return os.str();
 }
 
 Tensor ParamState::buffer(const std::string& name) const {

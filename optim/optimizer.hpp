@@ -38,9 +38,6 @@ using HyperParameters = std::vector<std::pair<std::string, double>>;
 // The value called name in hp; ValueError naming `who` when it is absent.
 double hyper_parameter(const HyperParameters& hp, const std::string& name, const std::string& who);
 
-// A number as error messages show it: "0.001", "-1", "nan".
-std::string number_str(double value);
-
 // Parameters that share one set of hyper-parameters.
 template <typename Options>
 struct ParamGroup {

@@ -9,6 +9,7 @@
 // flash-attention kernel: S of one pair is materialized, one pair per thread.
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <vector>
 
 #include "../blas.hpp"
@@ -17,6 +18,7 @@
 #include "../parallel.hpp"
 #include "../vec_math.hpp"
 #include "../random.hpp"
+#include "gemm_layout.hpp"
 
 namespace tapegrad {
 
@@ -37,16 +39,26 @@ struct HeadLayout {
   std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * batch_stride + h * head_stride; }
 };
 
+// The ld of t's (T, D) matrices when gemm can read them in place as stored: the kernels fix
+// their own transpose flags, so a transposed layout does not do. A dim of size ≤ 1 is never
+// stepped, so its stride is free: it gets the one gemm accepts (ld ≥ max(cols, 1)) first.
+std::optional<std::int64_t> row_major_ld(const Tensor& t) {
+  const std::int64_t rows = t.size(2), cols = t.size(3);
+  const std::int64_t row_stride = rows <= 1 ? std::max<std::int64_t>(cols, 1) : t.strides()[2];
+  const std::int64_t col_stride = cols <= 1 ? 1 : t.strides()[3];
+  const std::optional<GemmLayout> layout = gemm_layout(rows, cols, row_stride, col_stride);
+  if (layout && !layout->trans) return layout->ld;
+  return std::nullopt;
+}
+
 // t itself when gemm can read its matrices in place, otherwise a contiguous copy.
 Tensor gemm_ready(const Tensor& t, HeadLayout& layout) {
-  const std::int64_t rows = t.size(2), cols = t.size(3);
-  const Shape& s = t.strides();
-  const bool row_ok = cols <= 1 || s[3] == 1;
-  const bool ld_ok = rows <= 1 || s[2] >= std::max<std::int64_t>(cols, 1);
-  const Tensor ready = row_ok && ld_ok ? t.detach() : t.detach().contiguous();
-  const Shape& rs = ready.strides();
-  // With one row, gemm never steps by ld, but it requires ld >= cols.
-  layout = {rs[0], rs[1], rows <= 1 ? std::max<std::int64_t>(cols, 1) : rs[2]};
+  std::optional<std::int64_t> ld = row_major_ld(t);
+  const Tensor ready = ld ? t.detach() : t.detach().contiguous();
+  // A contiguous copy passes unless it has no columns; nothing is read then, and its own row
+  // stride (0) serves.
+  if (!ld) ld = row_major_ld(ready).value_or(ready.strides()[2]);
+  layout = {ready.strides()[0], ready.strides()[1], *ld};
   return ready;
 }
 

@@ -21,21 +21,6 @@ namespace {
 // threads rarely share a line, and a row of C = 384 still splits into 12 tasks.
 constexpr std::int64_t kColumnBlock = 32;
 
-// x seen as (outer, rows, inner) around the indexed dim.
-struct IndexGeometry {
-  std::int64_t outer = 1, rows = 1, inner = 1;
-};
-
-IndexGeometry index_geometry(const Shape& shape, std::int64_t dim) {
-  IndexGeometry g;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    if (d < dim) g.outer *= shape[d];
-    else if (d == dim) g.rows = shape[d];
-    else g.inner *= shape[d];
-  }
-  return g;
-}
-
 void check_int64_indices(const Tensor& indices, const char* op) {
   if (indices.dtype() != DType::int64)
     throw DTypeError(std::string(op) + ": indices must be int64, got " + dtype_name(indices.dtype()) +
@@ -55,14 +40,14 @@ void check_index_range(const std::int64_t* idx, std::int64_t n, std::int64_t row
   }
 }
 
-// out[o, k, :] = x[o, idx[k], :] with x: (outer, rows, inner) and out: (outer, K, inner),
+// out[o, k, :] = x[o, idx[k], :] with x: (outer, size, inner) and out: (outer, K, inner),
 // both contiguous. With outer = 1 this is the embedding lookup: one memcpy per token.
 template <typename T>
-void gather_rows_forward(T* out, const T* x, const std::int64_t* idx, IndexGeometry g, std::int64_t K) {
+void gather_rows_forward(T* out, const T* x, const std::int64_t* idx, DimGeometry g, std::int64_t K) {
 #pragma omp parallel for collapse(2) if (g.outer * K * g.inner > kParallelGrain)
   for (std::int64_t o = 0; o < g.outer; ++o)
     for (std::int64_t k = 0; k < K; ++k)
-      std::memcpy(out + (o * K + k) * g.inner, x + (o * g.rows + idx[k]) * g.inner, g.inner * sizeof(T));
+      std::memcpy(out + (o * K + k) * g.inner, x + (o * g.size + idx[k]) * g.inner, g.inner * sizeof(T));
 }
 
 // dx[o, idx[k], :] += dout[o, k, :] with dx zeroed beforehand. Repeated indices make several
@@ -70,14 +55,14 @@ void gather_rows_forward(T* out, const T* x, const std::int64_t* idx, IndexGeome
 // thread owns whole columns of dx and walks every k in order. No two threads write the same
 // element (no data race, no atomics) and the sums are the same for any thread count.
 template <typename T>
-void scatter_rows_backward(T* dx, const T* dout, const std::int64_t* idx, IndexGeometry g, std::int64_t K) {
+void scatter_rows_backward(T* dx, const T* dout, const std::int64_t* idx, DimGeometry g, std::int64_t K) {
   const std::int64_t blocks = (g.inner + kColumnBlock - 1) / kColumnBlock;
 #pragma omp parallel for if (g.outer * K * g.inner > kParallelGrain)
   for (std::int64_t task = 0; task < g.outer * blocks; ++task) {
     const std::int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
     const std::int64_t c1 = std::min(c0 + kColumnBlock, g.inner);
     for (std::int64_t k = 0; k < K; ++k) {
-      T* dst = dx + (o * g.rows + idx[k]) * g.inner;
+      T* dst = dx + (o * g.size + idx[k]) * g.inner;
       const T* src = dout + (o * K + k) * g.inner;
       for (std::int64_t c = c0; c < c1; ++c) dst[c] += src[c];
     }
@@ -85,7 +70,7 @@ void scatter_rows_backward(T* dx, const T* dout, const std::int64_t* idx, IndexG
 }
 
 // The gradient of a gather: zeros of x's shape with dout scatter-added into the picked rows.
-Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& x_shape, IndexGeometry g,
+Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& x_shape, DimGeometry g,
                             const char* op) {
   const Tensor dout_c = dout.contiguous();
   Tensor dx = zeros(x_shape, dout.dtype());
@@ -175,9 +160,9 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& indices) {
   if (indices.dim() != 1)
     throw ShapeError("index_select: indices must be 1-d, got shape " + shape_str(indices.shape()));
   const Tensor idx = indices.detach().contiguous();
-  const IndexGeometry g = index_geometry(x.shape(), d);
+  const DimGeometry g = dim_geometry(x.shape(), d);  // x: (outer, size, inner) around d
   const std::int64_t K = idx.numel();
-  check_index_range(idx.data<std::int64_t>(), K, g.rows, d, x.shape(), "index_select");
+  check_index_range(idx.data<std::int64_t>(), K, g.size, d, x.shape(), "index_select");
 
   Shape out_shape = x.shape();
   out_shape[d] = K;
@@ -201,9 +186,9 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   check_int64_indices(indices, "embedding");
   const Tensor idx = indices.detach().contiguous();
   const Tensor w = weight.detach().contiguous();  // e.g. a transposed, tied weight
-  const IndexGeometry g{1, weight.shape()[0], weight.shape()[1]};  // (1, V, C)
+  const DimGeometry g = dim_geometry(weight.shape(), 0);  // (1, V, C)
   const std::int64_t N = idx.numel();
-  check_index_range(idx.data<std::int64_t>(), N, g.rows, 0, weight.shape(), "embedding");
+  check_index_range(idx.data<std::int64_t>(), N, g.size, 0, weight.shape(), "embedding");
 
   Shape out_shape = indices.shape();
   out_shape.push_back(g.inner);

@@ -58,18 +58,16 @@ Tensor cat(const TensorList& tensors, std::int64_t dim) {
   out_shape[d] = 0;
   for (const Tensor& t : tensors) out_shape[d] += t.shape()[d];
 
-  // outer: the dims before d; inner: the dims after d (one "element" of dim d).
-  std::int64_t outer = 1, inner = 1;
-  for (std::int64_t i = 0; i < d; ++i) outer *= out_shape[i];
-  for (std::int64_t i = d + 1; i < static_cast<std::int64_t>(out_shape.size()); ++i) inner *= out_shape[i];
+  // out as (outer, size, inner) around d: inner elements make one "element" of dim d.
+  const DimGeometry g = dim_geometry(out_shape, d);
 
   Tensor out = Tensor::empty(out_shape, tensors[0].dtype());
   dispatch_all(out.dtype(), "cat", [&]<typename T>() {
     std::int64_t offset = 0;  // where the current input starts along dim d
     for (const Tensor& t : tensors) {
       const Tensor tc = t.detach().contiguous();  // strided inputs are copied once first
-      cat_copy(out.data<T>(), tc.data<T>(), outer, t.shape()[d] * inner, out_shape[d] * inner,
-               offset * inner);
+      cat_copy(out.data<T>(), tc.data<T>(), g.outer, t.shape()[d] * g.inner, g.size * g.inner,
+               offset * g.inner);
       offset += t.shape()[d];
     }
   });

@@ -18,7 +18,7 @@ namespace tapegrad {
 
 namespace {
 
-// logits viewed as (outer, C, inner): row r = o·inner + i holds x[o, :, i], `inner` apart.
+// logits viewed as (outer, C, inner) around the class dim (dim_geometry): row r = o·inner + i holds x[o, :, i], `inner` apart.
 // (N, C) has inner 1; (N, C, d1, ...) has inner d1·...; a lone (C) row has outer 1.
 // ---- kernels: logits and dlogits are contiguous (outer, C, inner), targets contiguous (rows)
 
@@ -28,11 +28,11 @@ namespace {
 // probability recomputed from it.
 template <typename T>
 void cross_entropy_forward(double* losses, double* lse, const T* logits, const std::int64_t* targets,
-                           const RowGeometry& g, std::int64_t ignore_index, double label_smoothing) {
+                           const DimGeometry& g, std::int64_t ignore_index, double label_smoothing) {
   with_layout(g, [&]<bool kContiguous>() {
-  const std::int64_t C = g.C, s = kContiguous ? 1 : g.inner;
-#pragma omp parallel for if (g.rows() * C > kParallelGrain)
-  for (std::int64_t r = 0; r < g.rows(); ++r) {
+  const std::int64_t C = g.size, s = kContiguous ? 1 : g.inner;
+#pragma omp parallel for if (row_count(g) * C > kParallelGrain)
+  for (std::int64_t r = 0; r < row_count(g); ++r) {
     const std::int64_t t = targets[r];
     if (t == ignore_index) {
       losses[r] = 0;
@@ -65,13 +65,13 @@ void cross_entropy_forward(double* losses, double* lse, const T* logits, const s
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* dout, std::int64_t dout_stride, double scale,
                             const T* logits, const std::int64_t* targets, const double* lse,
-                            const RowGeometry& g, std::int64_t ignore_index, double label_smoothing) {
+                            const DimGeometry& g, std::int64_t ignore_index, double label_smoothing) {
   with_layout(g, [&]<bool kContiguous>() {
-  const std::int64_t C = g.C, s = kContiguous ? 1 : g.inner;
+  const std::int64_t C = g.size, s = kContiguous ? 1 : g.inner;
   const T off_target = static_cast<T>(label_smoothing / static_cast<double>(C));  // q_c for c ≠ t
   const T on_target = static_cast<T>(1 - label_smoothing) + off_target;         // q_t
-#pragma omp parallel for if (g.rows() * C > kParallelGrain)
-  for (std::int64_t r = 0; r < g.rows(); ++r) {
+#pragma omp parallel for if (row_count(g) * C > kParallelGrain)
+  for (std::int64_t r = 0; r < row_count(g); ++r) {
     const std::int64_t base = (r / s) * C * s + r % s, t = targets[r];
     const T* x = logits + base;
     T* dx = dlogits + base;
@@ -123,26 +123,19 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
   if (!(label_smoothing >= 0 && label_smoothing <= 1))
     throw ValueError("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
 
-  RowGeometry g;
-  if (logits.dim() == 1) {
-    g.C = logits.shape()[0];
-  } else {
-    g.outer = logits.shape()[0];
-    g.C = logits.shape()[1];
-    g.inner = shape_numel(Shape(logits.shape().begin() + 2, logits.shape().end()));
-  }
+  const DimGeometry g = dim_geometry(logits.shape(), logits.dim() == 1 ? 0 : 1);  // around the class dim
   const Tensor x = logits.contiguous(), t = targets.contiguous();
-  const std::int64_t count = count_targets(t, g.C, ignore_index);
+  const std::int64_t count = count_targets(t, g.size, ignore_index);
 
-  std::vector<double> losses(g.rows());
-  Tensor lse = Tensor::empty({g.rows()}, DType::float64);
+  std::vector<double> losses(row_count(g));
+  Tensor lse = Tensor::empty({row_count(g)}, DType::float64);
   Tensor out;
   dispatch_floating(logits.dtype(), "cross_entropy", [&]<typename T>() {
     cross_entropy_forward(losses.data(), lse.data<double>(), x.data<T>(), t.data<std::int64_t>(), g,
                           ignore_index, label_smoothing);
     if (reduction == Reduction::none) {
       out = Tensor::empty(targets.shape(), logits.dtype());
-      for (std::int64_t r = 0; r < g.rows(); ++r) out.data<T>()[r] = static_cast<T>(losses[r]);
+      for (std::int64_t r = 0; r < row_count(g); ++r) out.data<T>()[r] = static_cast<T>(losses[r]);
       return;
     }
     double total = 0;

@@ -1,7 +1,8 @@
 // reduce.cpp — sum, mean, max, argmax, var over chosen dims, and sum_to_shape.
 //
-// Every reduction over one dim views the contiguous input as (outer, R, inner), where R is
-// the reduced dim, outer the dims before it and inner the dims after: out[o, i] is a
+// Every reduction over one dim views the contiguous input as (outer, R, inner) (dim_geometry
+// in shape.hpp), where R is the reduced dim, outer the dims before it and inner the dims
+// after: out[o, i] is a
 // reduction of x[o, 0..R-1, i]. Several dims are reduced one after the other.
 //   sum:  dx = dout broadcast back over the reduced dims
 //   mean: composed as sum · (1/N)
@@ -20,20 +21,6 @@ namespace tapegrad {
 
 namespace {
 
-struct ReduceGeometry {
-  std::int64_t outer = 1, reduced = 1, inner = 1;
-};
-
-ReduceGeometry geometry(const Shape& shape, std::int64_t dim) {
-  ReduceGeometry g;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    if (d < dim) g.outer *= shape[d];
-    else if (d == dim) g.reduced = shape[d];
-    else g.inner *= shape[d];
-  }
-  return g;
-}
-
 // Sum over one dim, keeping it as size 1. Accumulates in double: float32 sums over long rows
 // (a loss over thousands of tokens) lose digits otherwise.
 Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
@@ -41,25 +28,25 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
   Shape out_shape = xc.shape();
   out_shape[dim] = 1;
   Tensor out = Tensor::empty(out_shape, x.dtype());
-  const ReduceGeometry g = geometry(xc.shape(), dim);
+  const DimGeometry g = dim_geometry(xc.shape(), dim);
   dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
     const T* px = xc.data<T>();
     T* po = out.data<T>();
     if (g.inner == 1) {  // reduce along contiguous rows
-#pragma omp parallel for if (g.outer * g.reduced > kParallelGrain)
+#pragma omp parallel for if (g.outer * g.size > kParallelGrain)
       for (std::int64_t o = 0; o < g.outer; ++o) {
-        const T* row = px + o * g.reduced;
+        const T* row = px + o * g.size;
         double acc = 0;
-        for (std::int64_t r = 0; r < g.reduced; ++r) acc += row[r];
+        for (std::int64_t r = 0; r < g.size; ++r) acc += row[r];
         po[o] = static_cast<T>(acc);
       }
     } else {  // add rows of length inner: vectorizes along inner
-#pragma omp parallel for if (g.outer * g.reduced * g.inner > kParallelGrain)
+#pragma omp parallel for if (g.outer * g.size * g.inner > kParallelGrain)
       for (std::int64_t o = 0; o < g.outer; ++o) {
         T* dst = po + o * g.inner;
         std::fill(dst, dst + g.inner, T(0));
-        for (std::int64_t r = 0; r < g.reduced; ++r) {
-          const T* src = px + (o * g.reduced + r) * g.inner;
+        for (std::int64_t r = 0; r < g.size; ++r) {
+          const T* src = px + (o * g.size + r) * g.inner;
           for (std::int64_t i = 0; i < g.inner; ++i) dst[i] += src[i];
         }
       }
@@ -142,18 +129,18 @@ std::pair<Tensor, Tensor> max_one_dim(const Tensor& x, std::int64_t dim, const c
   if (!out_shape.empty()) out_shape[dim] = 1;
   Tensor values = Tensor::empty(out_shape, x.dtype());
   Tensor indices = Tensor::empty(out_shape, DType::int64);
-  const ReduceGeometry g = x.dim() ? geometry(xc.shape(), dim) : ReduceGeometry{};
+  const DimGeometry g = dim_geometry(xc.shape(), dim);  // a 0-d x is (1, 1, 1)
   dispatch_floating(x.dtype(), op, [&]<typename T>() {
     const T* px = xc.data<T>();
     T* pv = values.data<T>();
     std::int64_t* pi = indices.data<std::int64_t>();
-#pragma omp parallel for if (g.outer * g.reduced * g.inner > kParallelGrain)
+#pragma omp parallel for if (g.outer * g.size * g.inner > kParallelGrain)
     for (std::int64_t o = 0; o < g.outer; ++o)
       for (std::int64_t i = 0; i < g.inner; ++i) {
-        const T* src = px + o * g.reduced * g.inner + i;
+        const T* src = px + o * g.size * g.inner + i;
         T best = src[0];
         std::int64_t best_r = 0;
-        for (std::int64_t r = 1; r < g.reduced; ++r) {
+        for (std::int64_t r = 1; r < g.size; ++r) {
           const T v = src[r * g.inner];
           // NaN wins (propagates), as in PyTorch.
           if (v > best || (v != v && best == best)) {
@@ -181,14 +168,14 @@ Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
            // Scatter dout into the argmax positions.
            Tensor dx = zeros(shape, dout.dtype());
            Tensor d = dout.contiguous();
-           const ReduceGeometry g = shape.empty() ? ReduceGeometry{} : geometry(shape, dim);
+           const DimGeometry g = dim_geometry(shape, dim);
            dispatch_floating(dx.dtype(), "max backward", [&]<typename T>() {
              T* pdx = dx.data<T>();
              const T* pd = d.data<T>();
              const std::int64_t* pi = indices.data<std::int64_t>();
              for (std::int64_t o = 0; o < g.outer; ++o)
                for (std::int64_t i = 0; i < g.inner; ++i)
-                 pdx[(o * g.reduced + pi[o * g.inner + i]) * g.inner + i] = pd[o * g.inner + i];
+                 pdx[(o * g.size + pi[o * g.inner + i]) * g.inner + i] = pd[o * g.inner + i];
            });
            return {dx};
          });

@@ -3,7 +3,7 @@
 //   softmax:     y = exp(x - max) / Σ exp(x - max)          dx = y ⊙ (dout − Σ(dout ⊙ y))
 //   log_softmax: y = x - max - log Σ exp(x - max)           dx = dout − exp(y) · Σ dout
 // Subtracting the row max keeps exp() ≤ 1, so logits of 1e4 do not overflow. The input is
-// viewed as (outer, C, inner) with C the softmax dim, like reduce.cpp: a row is the C
+// viewed as (outer, C, inner) with C the softmax dim (dim_geometry): a row is the C
 // elements x[o, :, i], `inner` apart in memory (1 when dim is the last one: the fast path).
 // Both backwards read only the saved output y, never x.
 #include <cmath>
@@ -19,24 +19,14 @@ namespace tapegrad {
 
 namespace {
 
-RowGeometry row_geometry(const Shape& shape, std::int64_t dim) {
-  RowGeometry g;
-  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
-    if (d < dim) g.outer *= shape[d];
-    else if (d == dim) g.C = shape[d];
-    else g.inner *= shape[d];
-  }
-  return g;
-}
-
 // Calls row_fn(base) with the offset of the first element of every row, in parallel over rows.
 template <typename RowFn>
-void for_each_row(const RowGeometry& g, RowFn row_fn) {
-  const std::int64_t rows = g.outer * g.inner;
-#pragma omp parallel for if (rows * g.C > kParallelGrain)
+void for_each_row(const DimGeometry& g, RowFn row_fn) {
+  const std::int64_t rows = row_count(g);
+#pragma omp parallel for if (rows * g.size > kParallelGrain)
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t o = r / g.inner, i = r % g.inner;
-    row_fn(o * g.C * g.inner + i);
+    row_fn(o * g.size * g.inner + i);
   }
 }
 
@@ -44,9 +34,9 @@ void for_each_row(const RowGeometry& g, RowFn row_fn) {
 // ---- kernels: x, y, dout, dx are contiguous buffers of outer·C·inner elements
 
 template <typename T>
-void softmax_forward(T* y, const T* x, const RowGeometry& g, bool log_space) {
+void softmax_forward(T* y, const T* x, const DimGeometry& g, bool log_space) {
   with_layout(g, [&]<bool kContiguous>() {
-    const std::int64_t s = kContiguous ? 1 : g.inner, C = g.C;
+    const std::int64_t s = kContiguous ? 1 : g.inner, C = g.size;
     for_each_row(g, [&](std::int64_t base) {
       const T* xr = x + base;
       T* yr = y + base;
@@ -80,9 +70,9 @@ void softmax_forward(T* y, const T* x, const RowGeometry& g, bool log_space) {
 
 // softmax: dx = y ⊙ (dout − Σ dout ⊙ y);  log_softmax: dx = dout − exp(y) · Σ dout.
 template <typename T>
-void softmax_backward(T* dx, const T* dout, const T* y, const RowGeometry& g, bool log_space) {
+void softmax_backward(T* dx, const T* dout, const T* y, const DimGeometry& g, bool log_space) {
   with_layout(g, [&]<bool kContiguous>() {
-    const std::int64_t s = kContiguous ? 1 : g.inner, C = g.C;
+    const std::int64_t s = kContiguous ? 1 : g.inner, C = g.size;
     for_each_row(g, [&](std::int64_t base) {
       const T* dr = dout + base;
       const T* yr = y + base;
@@ -108,8 +98,8 @@ void softmax_backward(T* dx, const T* dout, const T* y, const RowGeometry& g, bo
 Tensor softmax_op(const Tensor& x, std::int64_t dim_in, bool log_space) {
   const char* op = log_space ? "log_softmax" : "softmax";
   const std::int64_t dim = normalize_dim(dim_in, x.dim(), op);
-  // A 0-d tensor is a single row of one element.
-  const RowGeometry g = x.dim() == 0 ? RowGeometry{} : row_geometry(x.shape(), dim);
+  // A 0-d tensor is a single row of one element: its geometry is (1, 1, 1).
+  const DimGeometry g = dim_geometry(x.shape(), dim);
   const Tensor xc = x.contiguous();
   Tensor y = Tensor::empty(x.shape(), x.dtype());
   dispatch_floating(x.dtype(), op, [&]<typename T>() {

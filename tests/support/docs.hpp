@@ -11,8 +11,8 @@
 
 namespace tapegrad::testing {
 
-// The repository's root, reached from the reference dir (tests/reference).
-inline const std::string kRepoRoot = std::string(TAPEGRAD_REFERENCE_DIR) + "/../..";
+// The repository's root.
+inline const std::string kRepoRoot = TAPEGRAD_SOURCE_DIR;
 inline const std::string kDocsDir = kRepoRoot + "/docs";
 
 // The whole text of a file; fails the test (naming the path) when it cannot be read.

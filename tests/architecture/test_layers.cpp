@@ -1,0 +1,162 @@
+// test_layers.cpp — no #include runs up the layers, and no library folder escapes the table.
+//
+// The library is built in layers: a folder's files may include files of their own folder and
+// of the layers kLayers lists for it, nothing else of the project. docs/architecture.md shows
+// the same table with the reasons; change both together. tapegrad.hpp at the root is the
+// umbrella and may include anything; kAboveLayers sit above everything and are not checked.
+// An include is `#include "..."` (resolved against the including file's folder, as the
+// compiler does first) or `#include <tapegrad/...>`; a line whose first non-blank character
+// is not '#' (e.g. a commented-out include) is not one.
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <catch2/catch.hpp>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The layers, lowest first, and what each may include besides its own folder.
+// Keep in step with the table in docs/architecture.md.
+const std::map<std::string, std::vector<std::string>> kLayers = {
+    {"autograd", {}},
+    {"nn", {"autograd"}},
+    {"optim", {"autograd", "nn"}},
+    {"io", {"autograd", "nn"}},
+    {"data", {"autograd", "io"}},
+    {"distributed", {"autograd", "nn"}},
+    {"training", {"autograd", "nn", "optim", "io", "data"}},
+};
+// Top-level folders above every layer: they may include anything and are not checked.
+const std::set<std::string> kAboveLayers = {"examples", "bench", "tests", "fuzz", "docs"};
+
+bool is_cpp_file(const fs::path& p) { return p.extension() == ".cpp" || p.extension() == ".hpp"; }
+
+// Every .cpp/.hpp under dir, sorted (directory order is unspecified). Symlinks to folders are
+// not followed: a build tree links include/tapegrad back to the sources.
+std::vector<fs::path> cpp_files_under(const fs::path& dir) {
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::recursive_directory_iterator(dir))
+    if (entry.is_regular_file() && is_cpp_file(entry.path())) files.push_back(entry.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// "layer nn may include only nn, autograd"
+std::string allowed_str(const std::string& layer) {
+  std::string s = "layer " + layer + " may include only " + layer;
+  for (const std::string& lower : kLayers.at(layer)) s += ", " + lower;
+  return s;
+}
+
+// The project file an include line names, relative to root; empty when the line is no
+// include of a project file (a system header, or a quoted name found neither next to the
+// file nor under tapegrad/).
+fs::path include_target(const std::string& line, const fs::path& file, const fs::path& root) {
+  static const std::regex include(R"(^\s*#\s*include\s*([<"])([^>"]+)[>"])");
+  std::smatch m;
+  if (!std::regex_search(line, m, include)) return {};
+  const std::string name = m[2];
+  fs::path target;
+  if (m[1] == "\"" && fs::exists(file.parent_path() / name)) target = file.parent_path() / name;
+  else if (name.rfind("tapegrad/", 0) == 0) target = root / name.substr(9);
+  else return {};
+  return target.lexically_normal().lexically_relative(root);
+}
+
+// "file:line includes target (layer X may include only ...)" for every include, in the
+// layers' folders under root, of a file outside the includer's own and allowed folders.
+std::vector<std::string> upward_includes(const fs::path& root) {
+  std::vector<std::string> found;
+  for (const auto& [layer, lower] : kLayers) {
+    if (!fs::is_directory(root / layer)) continue;
+    for (const fs::path& file : cpp_files_under(root / layer)) {
+      std::ifstream in(file);
+      std::string line;
+      for (int number = 1; std::getline(in, line); ++number) {
+        const fs::path target = include_target(line, file, root);
+        if (target.empty()) continue;
+        // A root file (tapegrad.hpp, the umbrella) has no folder: no layer may include it.
+        const std::string folder = std::next(target.begin()) == target.end() ? "" : target.begin()->string();
+        if (folder == layer || std::find(lower.begin(), lower.end(), folder) != lower.end()) continue;
+        found.push_back(file.lexically_relative(root).string() + ":" + std::to_string(number) + " includes " +
+                        target.string() + " (" + allowed_str(layer) + ")");
+      }
+    }
+  }
+  return found;
+}
+
+// Top-level folders under root holding .cpp/.hpp files that are neither a layer nor above
+// the layers. Hidden folders and build trees (a CMakeCache.txt) are not sources.
+std::vector<std::string> folders_missing_from_table(const fs::path& root) {
+  std::vector<std::string> missing;
+  for (const auto& entry : fs::directory_iterator(root)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_directory() || entry.is_symlink() || name.front() == '.') continue;
+    if (kLayers.count(name) || kAboveLayers.count(name) || fs::exists(entry.path() / "CMakeCache.txt")) continue;
+    if (!cpp_files_under(entry.path()).empty()) missing.push_back(name + "/");
+  }
+  std::sort(missing.begin(), missing.end());
+  return missing;
+}
+
+std::string lines(const std::vector<std::string>& items) {
+  std::string s;
+  for (const std::string& item : items) s += "  " + item + "\n";
+  return s;
+}
+
+void write_file(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+}  // namespace
+
+TEST_CASE("no include runs up the layers", "[architecture]") {
+  const fs::path root = TAPEGRAD_SOURCE_DIR;
+  for (const auto& [layer, _] : kLayers) {
+    INFO("the layer table names " << layer << "/, which holds no .cpp/.hpp file under " << root);
+    CHECK((fs::is_directory(root / layer) && !cpp_files_under(root / layer).empty()));
+  }
+  const std::vector<std::string> found = upward_includes(root);
+  INFO("includes that run up the layers (table: kLayers in tests/architecture/test_layers.cpp, "
+       "docs/architecture.md):\n" << lines(found));
+  CHECK(found.empty());
+}
+
+TEST_CASE("every top-level folder with C++ files is in the layer table", "[architecture]") {
+  const std::vector<std::string> missing = folders_missing_from_table(TAPEGRAD_SOURCE_DIR);
+  INFO("folders with .cpp/.hpp files that are neither a layer nor above the layers; add them to "
+       "kLayers (or kAboveLayers) in tests/architecture/test_layers.cpp and to docs/architecture.md:\n"
+       << lines(missing));
+  CHECK(missing.empty());
+}
+
+TEST_CASE("the layer checks catch an upward include and an unlisted folder", "[architecture]") {
+  const fs::path root = fs::temp_directory_path() / ("tapegrad_test_layers_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  write_file(root / "autograd/ops/x.cpp", "#include \"../tensor.hpp\"\n#include <vector>\n");
+  write_file(root / "autograd/tensor.hpp", "// #include \"../nn/module.hpp\" (a comment, not an include)\n");
+  write_file(root / "nn/module.hpp", "#include \"../autograd/tensor.hpp\"\n#include <tapegrad/optim/sgd.hpp>\n");
+  write_file(root / "optim/sgd.hpp", "  #  include \"../tapegrad.hpp\"\n");
+  write_file(root / "tapegrad.hpp", "#include \"nn/module.hpp\"\n");
+  write_file(root / "newlayer/thing.cpp", "\n");
+  write_file(root / "build/CMakeCache.txt", "\n");
+  write_file(root / "build/CMakeFiles/id.cpp", "\n");
+  CHECK(upward_includes(root) == std::vector<std::string>{
+                                     "nn/module.hpp:2 includes optim/sgd.hpp (layer nn may include only nn, autograd)",
+                                     "optim/sgd.hpp:1 includes tapegrad.hpp (layer optim may include only optim, "
+                                     "autograd, nn)"});
+  CHECK(folders_missing_from_table(root) == std::vector<std::string>{"newlayer/"});
+  fs::remove_all(root);
+}
