@@ -62,7 +62,7 @@ std::unique_ptr<optim::LRSchedule> schedule_from_state(optim::Optimizer& optimiz
 
 std::string describe(const ScheduleSettings& s) {
   const std::string warmup = std::to_string(warmup_steps(s)) + " warm-up steps, then ";
-  if (s.name == "cosine" || s.name == "linear") return warmup + s.name + " decay to " + optim::number_str(s.min_lr_ratio) + " × lr";
+  if (s.name == "cosine" || s.name == "linear") return warmup + s.name + " decay to " + number_str(s.min_lr_ratio) + " × lr";
   return warmup + (s.name == "noam" ? "lr·√(warmup/t)" : "constant");
 }
 
