@@ -1,11 +1,14 @@
-// sample.cpp — generate text from a checkpoint written by train_lm.
+// sample.cpp — generate text from a checkpoint written by train_lm (the model is rebuilt from
+// the configuration the file stores; the tokenizer is the one saved beside it).
 //
 //   sample --checkpoint train_lm.tgc --prompt "The licensee " --tokens 200 --temperature 0.8
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 
-#include "lm_common.hpp"
+#include <tapegrad/tapegrad.hpp>
+
+#include "train_lm/files.hpp"
 
 using namespace tapegrad;
 
@@ -23,11 +26,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "sampling seed");
   CLI11_PARSE(app, argc, argv);
   try {
-    const io::Checkpoint ck = io::load_checkpoint(checkpoint);
-    auto model = std::make_shared<nn::TransformerLM>(lm::config_from(ck));
-    training::TrainingState state;
-    state.model = model.get();
-    training::restore_training_checkpoint(ck, state);
+    const auto model = io::load_model<nn::TransformerLM>(checkpoint);  // the file alone describes the model
     const auto tokenizer = data::load_tokenizer(lm::tokenizer_path(checkpoint));
     const std::vector<data::TokenId> ids = tokenizer->encode(prompt);
     if (ids.empty()) throw ValueError("the prompt encodes to no tokens");

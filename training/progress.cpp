@@ -52,6 +52,11 @@ void Progress::show(const std::string& what) {
 
 void Progress::line(const std::string& what) { print(what, true); }
 
+void Progress::note(const std::string& what) {
+  std::fprintf(stream_, "%s%s\n", tty_ ? "\r\033[K" : "", what.c_str());
+  std::fflush(stream_);
+}
+
 void Progress::print(const std::string& what, bool newline) {
   const double percent = total > 0 ? 100 * done / total : 100;
   std::fprintf(stream_, "%s[%3.0f%%] %s  elapsed %s  ETA %s%s", tty_ ? "\r\033[K" : "", percent, what.c_str(),

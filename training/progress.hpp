@@ -4,7 +4,7 @@
 // the time per unit done so far. On a terminal show() redraws one line in place, at most 5
 // times a second; in a log (a file, a pipe, mpirun's output) it writes a whole line now and
 // then: every `log_every` units when set, else every 10 seconds. line() always writes, and
-// ends the line: for results that stay on screen.
+// ends the line: for results that stay on screen; note() prints a plain message.
 //
 //   training::Progress progress(steps);
 //   progress.done = step;  progress.show("step 30/1000  loss 2.31");
@@ -39,6 +39,9 @@ class Progress {
   std::string timing() const;
   void show(const std::string& what);
   void line(const std::string& what);
+  // A message on a line of its own (a checkpoint saved, ...), without the progress decoration;
+  // on a terminal it first clears the line being redrawn.
+  void note(const std::string& what);
 
  private:
   void print(const std::string& what, bool newline);

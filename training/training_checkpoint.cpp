@@ -130,6 +130,18 @@ Checkpoint make_training_checkpoint(const TrainingState& s) {
   return c;
 }
 
+optim::ScheduleState schedule_state(const Checkpoint& c) {
+  optim::ScheduleState ss;
+  ss.schedule = c.get_string("schedule.kind");
+  ss.step = c.get_int("schedule.step");
+  const std::int64_t groups = c.get_int("schedule.groups");
+  if (groups < 0 || groups > static_cast<std::int64_t>(c.metadata.size()))
+    throw FormatError("training checkpoint: bad schedule group count");
+  for (std::int64_t g = 0; g < groups; ++g) ss.base_lrs.push_back(c.get_double("schedule.base_lr." + std::to_string(g)));
+  ss.hyper_parameters = get_hyper_parameters(c, "schedule.hp.");
+  return ss;
+}
+
 void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
   if (c.kind != kKind)
     throw FormatError("training checkpoint: the file holds a '" + c.kind + "', not a training checkpoint");
@@ -138,17 +150,7 @@ void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
   if (!model) throw FormatError("training checkpoint: no 'model' section");
   io::load_state_dict(*s.model, *model, /*strict=*/true);
   if (s.optimizer) load_optimizer(c, *s.optimizer);
-  if (s.schedule) {
-    optim::ScheduleState ss;
-    ss.schedule = c.get_string("schedule.kind");
-    ss.step = c.get_int("schedule.step");
-    const std::int64_t groups = c.get_int("schedule.groups");
-    if (groups < 0 || groups > static_cast<std::int64_t>(c.metadata.size()))
-      throw FormatError("training checkpoint: bad schedule group count");
-    for (std::int64_t g = 0; g < groups; ++g) ss.base_lrs.push_back(c.get_double("schedule.base_lr." + std::to_string(g)));
-    ss.hyper_parameters = get_hyper_parameters(c, "schedule.hp.");
-    s.schedule->load_state(ss);
-  }
+  if (s.schedule) s.schedule->load_state(schedule_state(c));
   for (auto& [name, gen] : s.generators) load_generator(c, name, *gen);
   s.step = c.get_int("step");
   if (c.find("data.epoch")) s.loader = data::LoaderState{c.get_int("data.epoch"), c.get_int("data.index")};

@@ -51,6 +51,10 @@ Checkpoint make_training_checkpoint(const TrainingState& state);
 // `state` asks for, and the component's own error when shapes or kinds differ.
 void restore_training_checkpoint(const Checkpoint& checkpoint, TrainingState& state);
 
+// The schedule's saved state (FormatError when the checkpoint has none): what
+// training::schedule_from_state rebuilds a schedule from before the rest is restored.
+optim::ScheduleState schedule_state(const Checkpoint& checkpoint);
+
 void save_training_checkpoint(const TrainingState& state, const std::string& path, Format format = Format::binary);
 void load_training_checkpoint(TrainingState& state, const std::string& path);
 

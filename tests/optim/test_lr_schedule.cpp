@@ -173,3 +173,65 @@ TEST_CASE("bad schedule settings are refused", "[optim][schedule][errors]") {
   REQUIRE_THROWS_WITH(s.apply(-1), Contains("ConstantSchedule: step -1 is negative"));
   REQUIRE_THROWS_WITH(s.lr_at(0, 2), Contains("group 2 out of range (2 groups)"));
 }
+
+TEST_CASE("extending a warmup-decay schedule re-plans the decay from the coming step", "[optim][schedule][extend]") {
+  for (const bool cosine : {true, false}) {
+    INFO((cosine ? "cosine" : "linear"));
+    TwoGroups g;
+    std::unique_ptr<WarmupDecay> s;
+    if (cosine) s = std::make_unique<WarmupCosine>(g.opt, 10, 100, 0.1);
+    else s = std::make_unique<WarmupLinear>(g.opt, 10, 100, 0.1);
+    const std::int64_t from = 60;
+    const double f_from = s->factor(from);
+    REQUIRE(s->extend(200, from));
+    // continuous where it restarts, decreasing, and at the floor at the new end (update t = 200)
+    CHECK(s->factor(from) == Approx(f_from).epsilon(1e-15));
+    CHECK(s->factor(from + 1) < f_from);
+    CHECK(s->factor(199) == Approx(0.1).epsilon(1e-12));
+    CHECK(s->factor(250) == Approx(0.1).epsilon(1e-12));
+    // the shape over the re-planned stretch: q = (t - from - 1)/(N - from - 1)
+    const double q = (130.0 - from) / (200.0 - from - 1);
+    const double shape = cosine ? 0.5 * (1 + std::cos(std::numbers::pi * q)) : 1 - q;
+    CHECK(s->factor(130) == Approx(0.1 + (f_from - 0.1) * shape).epsilon(1e-14));
+    // the steps before stay as they were planned
+    CHECK(s->factor(5) == Approx(0.6).epsilon(1e-15));
+    // the settings say so, and a schedule built from them continues identically
+    const ScheduleState saved = s->state();
+    REQUIRE(saved.hyper_parameters.size() == 5);
+    CHECK(saved.hyper_parameters[1] == std::pair<std::string, double>{"total_steps", 200.0});
+    CHECK(saved.hyper_parameters[3] == std::pair<std::string, double>{"replan_step", 60.0});
+    TwoGroups fresh;
+    std::unique_ptr<WarmupDecay> r;
+    if (cosine) r = std::make_unique<WarmupCosine>(fresh.opt, 10, 200, 0.1);
+    else r = std::make_unique<WarmupLinear>(fresh.opt, 10, 200, 0.1);
+    REQUIRE_THROWS_WITH(r->load_state(saved), Contains("the state's settings do not match"));
+    r->replan(60, f_from);
+    r->load_state(saved);
+    for (std::int64_t step : {0, 9, 60, 61, 120, 199}) CHECK(r->factor(step) == s->factor(step));
+    // the end only grows
+    REQUIRE_THROWS_WITH(s->extend(150, 160), Contains("extend: total_steps 150 must be above the planned 200"));
+  }
+}
+
+TEST_CASE("extending in the warm-up moves the end only; after the end, the lr stays at the floor", "[optim][schedule][extend]") {
+  TwoGroups g;
+  WarmupCosine s(g.opt, 10, 100, 0.2);
+  REQUIRE(s.extend(300, 3));  // still warming up: the whole cosine is stretched, no re-plan
+  CHECK(s.hyper_parameters().size() == 3);
+  WarmupCosine planned(g.opt, 10, 300, 0.2);
+  for (std::int64_t step : {0, 3, 9, 10, 150, 299}) CHECK(s.factor(step) == planned.factor(step));
+  WarmupCosine ended(g.opt, 10, 100, 0.2);
+  REQUIRE(ended.extend(150, 120));  // its decay is over: from the floor down to the floor
+  for (std::int64_t step : {120, 130, 149, 200}) CHECK(ended.factor(step) == Approx(0.2).epsilon(1e-15));
+  // the schedules without an end have nothing to move
+  LinearWarmup warmup(g.opt, 5);
+  InverseSqrt noam(g.opt, 5);
+  ConstantSchedule constant(g.opt);
+  StepDecay decay(g.opt, 10);
+  for (LRSchedule* other : std::vector<LRSchedule*>{&warmup, &noam, &constant, &decay}) {
+    INFO(other->name());
+    const HyperParameters before = other->hyper_parameters();
+    CHECK(!other->extend(1000, 50));
+    CHECK(other->hyper_parameters() == before);
+  }
+}

@@ -1,4 +1,4 @@
-// lm_ddp.hpp — train_lm's data-parallel side (--ddp, under mpirun): this process is rank
+// data_parallel.hpp — train_lm's data-parallel side (--ddp, under mpirun): this process is rank
 // `rank` of `world`, trains on its rows of each global batch, and averages its gradients with
 // the others'. Without --ddp it is rank 0 of 1 and every call costs nothing. It builds with
 // and without MPI: the MPI parts are compiled only when tapegrad::distributed is linked.

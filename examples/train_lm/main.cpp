@@ -1,0 +1,85 @@
+// train_lm — the main job: train a small transformer language model from the command line,
+// on a text file or (by default) the licence texts every Debian system ships.
+//
+//   train_lm                                  # defaults: ~5 minutes on 2 cores
+//   train_lm --placement post --norm rmsnorm --layers 6 --steps 2000 --data my.txt
+//   train_lm --checkpoint run.tgc --resume    # continue exactly where run.tgc stopped
+//   train_lm --resume --steps 3000            # ... and train longer (the decay is re-planned)
+//   mpirun -n 4 train_lm --ddp --threads 1    # data-parallel: 4 processes share each batch
+//
+// Shows a live progress line (step, loss, smoothed loss, tokens/s, lr, gradient norm, ETA),
+// the validation loss at each eval interval next to the unigram baseline, a generated
+// sample at the end; writes metrics as CSV and checkpoints atomically (also on Ctrl-C).
+// The pieces are the library's training kit (tapegrad/training/); options.hpp says what a
+// checkpoint fixes on --resume, run.hpp what one step does.
+#include <cstdio>
+#include <thread>
+
+#include "options.hpp"
+#include "run.hpp"
+
+using namespace tapegrad;
+
+int main(int argc, char** argv) {
+  lm::Options options;
+  CLI11_PARSE(options.app, argc, argv);
+  lm::Settings& s = options.s;
+  lm::DataParallel job;
+  try {
+    job.start(s.ddp);
+    if (!job.lead() && !std::freopen("/dev/null", "w", stdout))  // one progress line: rank 0's
+      throw std::runtime_error("cannot silence the standard output of rank " + std::to_string(job.rank));
+    if (s.batch % job.world != 0)
+      throw std::invalid_argument("--batch " + std::to_string(s.batch) + ": the global batch must be a multiple of the " +
+                                  std::to_string(job.world) + " processes");
+    // Under mpirun the processes on one machine share its cores.
+    if (s.threads == 0 && job.local_processes() > 1 && !std::getenv("TAPEGRAD_NUM_THREADS"))
+      s.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / job.local_processes());
+    if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
+    training::install_stop_handler(job.on());  // mpirun sends every rank SIGTERM on Ctrl-C
+
+    lm::Run run(options, job);  // new, or resumed from --checkpoint
+    const training::CheckpointPolicy checkpoints{s.checkpoint_interval};
+    training::Progress progress(static_cast<double>(s.steps), stdout);
+    progress.done = static_cast<double>(run.step);
+    progress.log_every = 50;          // in a log: one line every 50 steps
+    progress.set_terminal(progress.terminal() && !job.on());  // mpirun's pseudo-terminal is a log
+    const auto start = std::chrono::steady_clock::now();
+    bool stop = false;  // Ctrl-C on any rank stops every rank after the same step
+    lm::StepResult r;
+    while (run.step < run.last_step && !stop) {
+      r = run.train_step();
+      progress.done = static_cast<double>(run.step);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double tokens_per_s = static_cast<double>(s.batch * run.model().config.max_seq_len * (run.step - run.first_step)) / seconds;
+      char line[256];
+      std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  smoothed %.4f  %.0f tok/s  lr %.2e  |g| %.3f",
+                    static_cast<long long>(run.step), static_cast<long long>(s.steps), r.loss, r.smoothed, tokens_per_s,
+                    r.lr, r.grad_norm);
+      if (r.evaluated) {
+        char val[64];
+        std::snprintf(val, sizeof val, "  val %.4f (unigram %.4f)", r.val_loss, run.baseline);
+        progress.line(line + std::string(val));
+      } else {
+        progress.show(line);
+      }
+      if (checkpoints.due(run.step, run.last_step)) progress.note(run.save("interval"));
+      stop = job.any(training::stop_requested());
+    }
+    if (job.on())
+      std::printf("ddp: %.2f ms per step in allreduce (mean over %lld steps)\n", job.mean_allreduce_ms(),
+                  static_cast<long long>(run.step - run.first_step));
+    if (stop) {
+      progress.note(run.save("interrupted"));
+      return 130;
+    }
+    if (run.step > run.first_step || !s.resume) progress.note(run.save(run.step < s.steps ? "--stop-after" : "end"));
+    const double val_loss = r.evaluated ? r.val_loss : job.lead() ? run.evaluate() : NAN;
+    std::printf("final validation loss %.4f nats/token vs unigram baseline %.4f (%s)\n", val_loss, run.baseline,
+                val_loss < run.baseline ? "below the baseline" : "NOT below the baseline");
+    if (s.sample_tokens > 0 && job.lead()) std::printf("--- sample ---\n%s\n--------------\n", run.sample(s.sample_tokens).c_str());
+  } catch (const std::exception& e) {
+    return job.fail("train_lm", e.what());
+  }
+  return 0;
+}

@@ -1,0 +1,161 @@
+// options.cpp — train_lm's flags, and their reconciliation with a checkpoint on --resume.
+#include "options.hpp"
+
+#include <charconv>
+#include <map>
+
+namespace lm {
+
+using namespace tapegrad;
+
+namespace {
+
+// A value as text and back, exactly (reals in their shortest form that reads back the same).
+std::string text_of(const std::string& v) { return v; }
+std::string text_of(std::int64_t v) { return std::to_string(v); }
+std::string text_of(std::uint64_t v) { return std::to_string(v); }
+std::string text_of(double v) {
+  char buf[32];
+  return std::string(buf, std::to_chars(buf, buf + sizeof buf, v).ptr);
+}
+template <typename T>
+void parse(const std::string& text, T& value) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    value = text;
+  } else {
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size()) throw io::FormatError("not a number: '" + text + "'");
+  }
+}
+
+std::vector<std::string> names(const std::vector<nn::PlacementInfo>& entries) {
+  std::vector<std::string> out;
+  for (const auto& e : entries) out.push_back(e.name);
+  return out;
+}
+
+}  // namespace
+
+template <typename T>
+CLI::Option* Options::model_flag(const std::string& flag, T& value, const std::string& help, const std::string& field) {
+  fixed_.push_back({flag, field, [&value] { return text_of(value); }, [&value](const std::string& t) { parse(t, value); }});
+  return app.add_option(flag, value, help);
+}
+
+template <typename T>
+CLI::Option* Options::run_flag(const std::string& flag, T& value, const std::string& help) {
+  return model_flag(flag, value, help, "");
+}
+
+Options::Options() {
+  run_flag("--data", s.data, "text file to train on (default: the Debian licence texts)");
+  run_flag("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
+  run_flag("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(CLI::Range(257, 65536));
+  model_flag("--layers", s.layers, "transformer blocks", "n_layers")->check(CLI::Range(1, 256));
+  model_flag("--d-model", s.d_model, "model width", "block.d_model")->check(CLI::PositiveNumber);
+  model_flag("--heads", s.heads, "attention heads (must divide d-model)", "block.n_heads")->check(CLI::PositiveNumber);
+  model_flag("--seq-len", s.seq_len, "context length T", "max_seq_len")->check(CLI::PositiveNumber);
+  model_flag("--placement", s.placement, "norm placement (the list below)", "block.placement")
+      ->check(CLI::IsMember(names(nn::placement_registry())));
+  model_flag("--norm", s.norm, "layernorm or rmsnorm", "block.norm")->check(CLI::IsMember({"layernorm", "rmsnorm"}));
+  model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
+      ->check(CLI::PositiveNumber);
+  model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(CLI::Range(0.0, 0.99));
+  model_flag("--init", s.init, "gpt2, pytorch or xavier", "init")->check(CLI::IsMember({"gpt2", "pytorch", "xavier"}));
+  run_flag("--batch", s.batch, "sequences per step B")->check(CLI::PositiveNumber);
+  local_flag("--steps", s.steps, "optimizer steps in total (larger on --resume: extends the run)")
+      ->check(CLI::NonNegativeNumber);
+  run_flag("--lr", s.lr, "peak learning rate (AdamW)")->check(CLI::PositiveNumber);
+  run_flag("--schedule", s.schedule, "cosine, linear, constant or noam, each after a linear warm-up")
+      ->check(CLI::IsMember(training::schedule_names()));
+  run_flag("--warmup", s.warmup, "warm-up steps (>= --steps: a tenth of the steps)")->check(CLI::NonNegativeNumber);
+  run_flag("--min-lr-ratio", s.min_lr_ratio, "final lr / peak lr of cosine and linear")->check(CLI::Range(0.0, 1.0));
+  run_flag("--weight-decay", s.weight_decay, "AdamW decoupled weight decay")->check(CLI::NonNegativeNumber);
+  run_flag("--clip", s.clip, "gradient clipping max norm (0: off)")->check(CLI::NonNegativeNumber);
+  run_flag("--seed", s.seed, "seed of initialization, batches and sampling");
+  run_flag("--eval-interval", s.eval_interval, "steps between validation losses")->check(CLI::PositiveNumber);
+  run_flag("--eval-batches", s.eval_batches, "validation batches per evaluation")->check(CLI::PositiveNumber);
+  local_flag("--threads", s.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all)")
+      ->check(CLI::NonNegativeNumber);
+  local_flag("--checkpoint", s.checkpoint, "checkpoint file (written atomically)");
+  local_flag("--checkpoint-interval", s.checkpoint_interval, "steps between checkpoints (0: only at the end)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--resume", s.resume, "continue from --checkpoint exactly where it stopped (model and run settings from the file)");
+  local_flag("--stop-after", s.stop_after, "end this run after this many steps, with a checkpoint (0: run to --steps)")
+      ->check(CLI::NonNegativeNumber);
+  local_flag("--log", s.log, "CSV file of metrics (step, loss, smoothed_loss, val_loss, lr, grad_norm)");
+  local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end")->check(CLI::NonNegativeNumber);
+  app.add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
+                               "batch, gradients are averaged; rank 0 alone logs, evaluates and saves");
+  local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+  local_flag("--fail-on-rank", s.fail_on_rank, "")->group("");  // hidden, for tests
+  local_flag("--fail-at-step", s.fail_at_step, "")->group("");
+  app.footer(nn::placement_help());
+}
+
+nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
+  nn::TransformerLMConfig config;
+  config.vocab_size = vocab_size;
+  config.max_seq_len = s.seq_len;
+  config.n_layers = s.layers;
+  config.block.d_model = s.d_model;
+  config.block.n_heads = s.heads;
+  config.block.activation = nn::Activation::gelu_tanh;
+  config.block.placement = nn::placement_from_name(s.placement);
+  config.block.norm = nn::norm_kind_from_name(s.norm);
+  config.block.residual_scale = s.residual_scale;
+  config.block.dropout = s.dropout;
+  config.init = nn::init_scheme_from_name(s.init);
+  return config;
+}
+
+io::Metadata Options::run_settings() const {
+  io::Metadata m = {{"run.steps", text_of(s.steps)}};
+  for (const Fixed& f : fixed_)
+    if (f.field.empty()) m.emplace_back("run." + f.flag.substr(2), f.text());
+  return m;
+}
+
+std::vector<std::string> Options::take_from(const io::Checkpoint& ck, const std::string& path) {
+  auto contradiction = [&](const std::string& flag, const std::string& mine, const std::string& theirs) {
+    return std::invalid_argument(flag + " " + mine + " contradicts " + path + ", which holds " + theirs +
+                                 ": leave " + flag + " out to resume that run, or name another --checkpoint to "
+                                 "start a new one");
+  };
+  // The model: its config is in the file, the flags only restate it.
+  const nn::TransformerLMConfig file = io::lm_config_from(ck, path);
+  std::map<std::string, std::string> stored, asked;
+  for (const auto& [k, v] : io::config_fields(file)) stored[k] = v;
+  for (const auto& [k, v] : io::config_fields(model_config(file.vocab_size))) asked[k] = v;
+  for (const Fixed& f : fixed_) {
+    if (f.field.empty()) continue;
+    if (given(f.flag) && asked[f.field] != stored[f.field]) throw contradiction(f.flag, f.text(), f.field + " = " + stored[f.field]);
+    f.set(stored[f.field]);  // the settings then say what the model is
+  }
+  // The run: its settings are in the file as text ("extra.run.<flag>").
+  std::vector<std::string> notes;
+  std::string unrecorded;
+  for (const Fixed& f : fixed_) {
+    if (!f.field.empty()) continue;
+    const io::MetaValue* v = ck.find("extra.run." + f.flag.substr(2));
+    if (!v || !std::holds_alternative<std::string>(*v)) {
+      unrecorded += (unrecorded.empty() ? "" : " ") + f.flag + " " + training::shell_quote(f.text());
+      continue;
+    }
+    const std::string& theirs = std::get<std::string>(*v);
+    if (given(f.flag) && f.text() != theirs) throw contradiction(f.flag, f.text(), "a run with " + f.flag + " " + theirs);
+    f.set(theirs);
+  }
+  if (!unrecorded.empty())
+    notes.push_back(path + " does not record the run's settings (an older train_lm wrote it): using " + unrecorded);
+  // Its length: the planned steps (an older file: its schedule's end) unless --steps says otherwise.
+  const io::MetaValue* planned = ck.find("extra.run.steps");
+  const io::MetaValue* schedule_end = ck.find("schedule.hp.total_steps");
+  planned_steps = s.steps;
+  if (planned && std::holds_alternative<std::string>(*planned)) parse(std::get<std::string>(*planned), planned_steps);
+  else if (schedule_end && std::holds_alternative<double>(*schedule_end)) planned_steps = static_cast<std::int64_t>(std::get<double>(*schedule_end));
+  if (!given("--steps")) s.steps = planned_steps;
+  return notes;
+}
+
+}  // namespace lm

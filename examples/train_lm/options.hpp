@@ -1,0 +1,79 @@
+// options.hpp — train_lm's settings, each one a command-line flag, and what --resume does
+// with them: the checkpoint fixes the model (its stored configuration) and the run's
+// settings (batch, lr, schedule, seed, ...); a flag given on the command line that
+// contradicts the file is refused, naming the flag and both values. Flags that only concern
+// this process (threads, checkpoint interval, sample length, ...) may change, and --steps
+// may grow: the run is extended (training/schedule.hpp explains how the lr continues).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <tapegrad/tapegrad.hpp>
+
+namespace lm {
+
+struct Settings {
+  // data
+  std::string data, tokenizer = "char";
+  std::int64_t bpe_vocab = 512;
+  // model
+  std::int64_t layers = 4, d_model = 128, heads = 4, seq_len = 64;
+  std::string placement = "pre", norm = "layernorm", init = "gpt2";
+  double residual_scale = 1.0, dropout = 0.0;
+  // the run
+  std::int64_t batch = 16, steps = 1000, warmup = 100, eval_interval = 200, eval_batches = 8;
+  double lr = 3e-3, min_lr_ratio = 0.1, weight_decay = 0.1, clip = 1.0;
+  std::string schedule = "cosine";
+  std::uint64_t seed = 1337;
+  // this process
+  std::string checkpoint = "train_lm.tgc", log = "train_lm.csv";
+  std::int64_t checkpoint_interval = 500, sample_tokens = 300, threads = 0, stop_after = 0;
+  bool resume = false, ddp = false;
+  double bucket_mb = 25;
+  std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
+};
+
+class Options {
+ public:
+  Options();
+  CLI::App app{"Train a transformer language model on a text file (default: the licence texts in "
+               "/usr/share/common-licenses)."};
+  Settings s;
+  std::int64_t planned_steps = 0;  // after take_from: the steps the saved run planned
+
+  // The model a new run builds, for a vocabulary of vocab_size tokens.
+  tapegrad::nn::TransformerLMConfig model_config(std::int64_t vocab_size) const;
+  // The run's settings as checkpoint metadata ("run.<flag>" = its value as text).
+  tapegrad::io::Metadata run_settings() const;
+  // Resuming the run saved in checkpoint (a file called path): refuses given flags that
+  // contradict it, then takes its run settings. Returns what it tells the user (settings an
+  // older checkpoint does not hold, a run extended by --steps).
+  std::vector<std::string> take_from(const tapegrad::io::Checkpoint& checkpoint, const std::string& path);
+  // Whether the flag was given on the command line.
+  bool given(const std::string& flag) const { return app.count(flag) > 0; }
+
+ private:
+  // A flag whose value a checkpoint fixes: a model flag names the config field it sets; a run
+  // flag is saved as text and read back.
+  struct Fixed {
+    std::string flag, field;  // field: of io::config_fields (model flags), empty for run flags
+    std::function<std::string()> text;
+    std::function<void(const std::string&)> set;
+  };
+  std::vector<Fixed> fixed_;
+  // A model flag (setting config field `field`), a run flag, and a flag of this process alone.
+  template <typename T>
+  CLI::Option* model_flag(const std::string& flag, T& value, const std::string& help, const std::string& field);
+  template <typename T>
+  CLI::Option* run_flag(const std::string& flag, T& value, const std::string& help);
+  template <typename T>
+  CLI::Option* local_flag(const std::string& flag, T& value, const std::string& help) {
+    return app.add_option(flag, value, help);
+  }
+};
+
+}  // namespace lm

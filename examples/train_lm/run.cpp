@@ -1,0 +1,183 @@
+// run.cpp — a train_lm run: built, resumed, stepped, evaluated, saved.
+#include "run.hpp"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "files.hpp"
+
+namespace lm {
+
+using namespace tapegrad;
+
+Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_gen_(0), sample_gen_(0) {
+  if (s.resume) resume(options);
+  else build(options);
+  if (job_.on())
+    std::printf("ddp: %d processes, batch %lld = %d x %lld rows, %lld gradient buckets, %lld threads each\n", job_.world,
+                static_cast<long long>(s.batch), job_.world, static_cast<long long>(s.batch / job_.world),
+                static_cast<long long>(job_.num_buckets()), static_cast<long long>(get_num_threads()));
+  training::Unigram unigram(vocab_size());
+  unigram.add_all(stream_->tokens(data::Split::train));
+  baseline = unigram.cross_entropy(stream_->tokens(data::Split::val));
+  std::printf("unigram baseline (val): %.4f nats/token; uniform: %.4f\n", baseline, std::log(double(vocab_size())));
+  log_ = std::make_unique<training::MetricsLog>(job_.lead() ? s.log : "", s.resume ? step : -1);
+  log_->restore(state_.extra);
+  first_step = step;
+  last_step = s.stop_after > 0 ? std::min(s.steps, step + s.stop_after) : s.steps;
+}
+
+namespace {
+// The corpus, its tokenizer (the one saved beside the checkpoint when resuming) and the stream.
+std::unique_ptr<data::TokenStream> load_data(const Settings& s, std::unique_ptr<data::Tokenizer>& tokenizer) {
+  const data::Corpus corpus = s.data.empty() ? data::Corpus::default_corpus() : data::Corpus::from_files({s.data});
+  if (s.resume) {
+    if (!std::filesystem::exists(tokenizer_path(s.checkpoint)))
+      throw std::invalid_argument("--resume: the tokenizer " + tokenizer_path(s.checkpoint) + " saved beside " +
+                                  s.checkpoint + " is missing");
+    tokenizer = data::load_tokenizer(tokenizer_path(s.checkpoint));
+  } else if (s.tokenizer == "bpe") {
+    tokenizer = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::train(corpus.texts(), s.bpe_vocab));
+  } else {
+    tokenizer = std::make_unique<data::CharTokenizer>(data::CharTokenizer::from_texts(corpus.texts()));
+  }
+  auto stream = std::make_unique<data::TokenStream>(corpus, *tokenizer, 0.1);
+  std::printf("data: %zu file(s), %lld bytes, %s tokenizer with %lld tokens: %lld train / %lld val tokens\n",
+              corpus.names().size(), static_cast<long long>(corpus.num_bytes()), tokenizer->name().c_str(),
+              static_cast<long long>(tokenizer->vocab_size()), static_cast<long long>(stream->size(data::Split::train)),
+              static_cast<long long>(stream->size(data::Split::val)));
+  return stream;
+}
+
+std::unique_ptr<optim::AdamW> make_optimizer(const nn::Module& model, const Settings& s) {
+  return std::make_unique<optim::AdamW>(
+      optim::weight_decay_groups(model, optim::AdamOptions(s.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(s.weight_decay)));
+}
+
+void print_model(const nn::TransformerLM& m) {
+  const auto& c = m.config;
+  std::printf("model: %lld layers, d_model %lld, %lld heads, T %lld, placement %s, norm %s: %lld parameters\n",
+              static_cast<long long>(c.n_layers), static_cast<long long>(c.block.d_model),
+              static_cast<long long>(c.block.n_heads), static_cast<long long>(c.max_seq_len), c.block.placement.name.c_str(),
+              c.block.norm.name.c_str(), static_cast<long long>(m.num_parameters()));
+}
+}  // namespace
+
+// What a checkpoint saves and restores: the model, the optimizer, the schedule and the three
+// generators (the batches, the dropout masks, the sampling at the end).
+void Run::wire_state() {
+  state_.model = model_.get();
+  state_.optimizer = optimizer_.get();
+  state_.schedule = schedule_.get();
+  state_.generators = {{"batches", &batch_gen_}, {"dropout", &default_generator()}, {"sampling", &sample_gen_}};
+}
+
+void Run::build(Options& options) {
+  stream_ = load_data(s, tokenizer_);
+  manual_seed(s.seed);
+  model_ = std::make_shared<nn::TransformerLM>(options.model_config(vocab_size()));
+  optimizer_ = make_optimizer(*model_, s);
+  schedule_ = training::make_schedule(*optimizer_, {s.schedule, s.warmup, s.steps, s.min_lr_ratio});
+  print_model(*model_);
+  batch_gen_ = Generator(s.seed ^ 0x5eedULL);
+  sample_gen_ = Generator(s.seed + 1);
+  wire_state();
+  run_settings_ = options.run_settings();
+  job_.attach(*model_, false, 0, s.bucket_mb);
+}
+
+void Run::resume(Options& options) {
+  const io::Checkpoint saved = io::load_checkpoint(s.checkpoint);
+  for (const std::string& note : options.take_from(saved, s.checkpoint)) std::printf("note: %s\n", note.c_str());
+  stream_ = load_data(s, tokenizer_);
+  model_ = io::model_from<nn::TransformerLM>(saved, s.checkpoint);  // the configuration and weights of the file
+  if (model_->config.vocab_size != vocab_size())
+    throw io::FormatError(s.checkpoint + ": the model has " + std::to_string(model_->config.vocab_size) +
+                          " tokens, its tokenizer " + std::to_string(vocab_size()));
+  optimizer_ = make_optimizer(*model_, s);
+  schedule_ = training::schedule_from_state(*optimizer_, training::schedule_state(saved));  // its own settings
+  print_model(*model_);
+  wire_state();
+  training::restore_training_checkpoint(saved, state_);
+  step = state_.step;
+  std::printf("resumed from %s at step %lld\n", s.checkpoint.c_str(), static_cast<long long>(step));
+  // More steps than planned extend the run: the decay is re-planned from here to the new end.
+  run_settings_ = options.run_settings();
+  const std::int64_t planned = options.planned_steps;
+  if (s.steps > planned) {
+    const double lr_now = schedule_->lr_at(step);
+    if (!schedule_->extend(s.steps, step))
+      std::printf("extending the run from %lld to %lld steps (%s has no end to move)\n", static_cast<long long>(planned),
+                  static_cast<long long>(s.steps), schedule_->name().c_str());
+    else
+      std::printf("extending the run from %lld to %lld steps: the %s decay is re-planned from step %lld (lr %.3g) "
+                  "down to %.3g at step %lld\n",
+                  static_cast<long long>(planned), static_cast<long long>(s.steps), schedule_->name().c_str(),
+                  static_cast<long long>(step + 1), lr_now, schedule_->lr_at(s.steps - 1), static_cast<long long>(s.steps));
+  } else if (s.steps < planned) {
+    std::printf("stopping at step %lld of the %lld planned (the schedule is not changed)\n", static_cast<long long>(s.steps),
+                static_cast<long long>(planned));
+    run_settings_.front().second = std::to_string(planned);  // "run.steps": the plan stays
+  }
+  job_.attach(*model_, true, step, s.bucket_mb);
+}
+
+StepResult Run::train_step() {
+  if (step == s.fail_at_step && job_.rank == s.fail_on_rank)
+    throw std::runtime_error("failure injected at step " + std::to_string(step) + " (--fail-at-step)");
+  schedule_->apply(step);
+  // Every rank draws the whole global batch from the same generator and keeps its rows:
+  // together the ranks train on exactly the batch a single process would.
+  const std::int64_t V = vocab_size(), T = model_->config.max_seq_len;
+  data::Batch batch = stream_->sample_batch(data::Split::train, s.batch, T, batch_gen_);
+  if (job_.world > 1) batch = data::shard_of(batch, job_.rank, job_.world);
+  // Dropout: rank r at step t draws from a generator seeded by (seed, t, r), so ranks mask
+  // their rows independently and a resumed run draws the same masks.
+  if (job_.on())
+    default_generator().manual_seed(s.seed ^ (static_cast<std::uint64_t>(step) << 20) ^ static_cast<std::uint64_t>(job_.rank));
+  const Tensor logits = model_->forward(batch.inputs);
+  const Tensor loss = cross_entropy(logits.reshape({-1, V}), batch.targets.reshape({-1}));
+  const training::UpdateResult u =
+      training::update(*optimizer_, loss, model_->named_parameters(), s.clip, [&] { job_.average_gradients(); });
+  if (!u.ok()) throw optim::NonFiniteError(u.problem);
+  ++step;
+
+  StepResult r;
+  r.loss = job_.mean(loss.item());
+  r.grad_norm = u.grad_norm;
+  r.lr = optimizer_->lr(0);
+  // Evaluations fall on the same steps in a straight and in a resumed run: every
+  // --eval-interval steps and at the planned end, not where this process happens to stop.
+  r.evaluated = step % s.eval_interval == 0 || step == s.steps;
+  if (r.evaluated && job_.lead()) r.val_loss = evaluate();
+  r.smoothed = log_->add(step, r.loss, r.val_loss, r.lr, r.grad_norm);
+  return r;
+}
+
+double Run::evaluate() { return training::evaluate_lm(*model_, *stream_, s.eval_batches, s.batch, model_->config.max_seq_len); }
+
+std::string Run::save(const char* why) {
+  job_.require_in_sync(*model_);  // every rank checks; rank 0 writes
+  if (!job_.lead()) return "";
+  log_->flush();
+  state_.step = step;
+  state_.model_config = io::config_metadata(model_->config);
+  state_.extra = run_settings_;
+  for (const auto& entry : log_->state()) state_.extra.push_back(entry);
+  training::save_training_checkpoint(state_, s.checkpoint);
+  tokenizer_->save(tokenizer_path(s.checkpoint));
+  return "checkpoint saved to " + s.checkpoint + " at step " + std::to_string(step) + " (" + why + ")";
+}
+
+std::string Run::sample(std::int64_t tokens) {
+  const std::vector<data::TokenId> prompt_ids = tokenizer_->encode("The ");
+  const std::vector<std::int64_t> prompt(prompt_ids.begin(), prompt_ids.end());
+  nn::GenerateOptions g;
+  g.temperature = 0.8;
+  g.top_k = 40;
+  g.gen = &sample_gen_;
+  const Tensor out = model_->generate(Tensor::from_vector(prompt, {1, static_cast<std::int64_t>(prompt.size())}), tokens, g);
+  return tokenizer_->decode_tensor(out);
+}
+
+}  // namespace lm
