@@ -4,7 +4,9 @@
 // it starts like a binary checkpoint, with its header's size and CRC fields recomputed, so
 // that the fuzzer reaches the payload parser instead of stopping at the checksum. Anything but
 // success or io::FormatError is a finding (an escaping exception aborts). A file that loads
-// must re-encode, and decode again to the same content. Built and run by scripts/fuzz.sh.
+// must re-encode, and decode again to the same content; a file that describes a model
+// (io/model_config.hpp) must rebuild it or be refused with io::FormatError. Built and run by
+// scripts/fuzz.sh.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -44,6 +46,12 @@ void check(std::string_view bytes) {
     if (again.sections[i].first != c.sections[i].first || !same(again.sections[i].second, c.sections[i].second))
       std::abort();
   io::decode(io::encode(c, io::Format::json), "re-encoded as JSON");  // must not throw
+  // The model a file describes: rebuilt, or refused by name (never built larger than its file).
+  try {
+    if (io::model_kind(c) == "TransformerLM") (void)io::model_from<nn::TransformerLM>(c, "fuzz");
+    if (io::model_kind(c) == "Seq2SeqTransformer") (void)io::model_from<nn::Seq2SeqTransformer>(c, "fuzz");
+  } catch (const io::FormatError&) {
+  }
 }
 
 }  // namespace

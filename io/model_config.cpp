@@ -242,6 +242,56 @@ void save_any(const M& model, const std::string& path, Format format) {
 void save_model(const nn::TransformerLM& model, const std::string& path, Format format) { save_any(model, path, format); }
 void save_model(const nn::Seq2SeqTransformer& model, const std::string& path, Format format) { save_any(model, path, format); }
 
+namespace {
+
+// The sizes a config asks for, checked against the weights the file holds before the model is
+// built: a config that describes a far larger model than its file (a damaged or crafted file)
+// is refused here, instead of allocating what it says. Every dimension that sizes a
+// parameter (vocabulary, context, width, FFN width, depth, classes) is backed by a tensor.
+struct WeightCheck {
+  const StateDict& weights;
+  const std::string& source;
+  void shape(const std::string& name, const Shape& expected) const {
+    const Tensor* t = weights.find(name);
+    if (!t)
+      throw FormatError(source + ": the stored model configuration needs a tensor " + name + ", which the file does not hold");
+    if (t->shape() != expected)
+      throw FormatError(source + ": the stored model configuration makes " + name + " " + shape_str(expected) +
+                        ", the file holds " + shape_str(t->shape()));
+  }
+  // The number of blocks "<prefix>.<i>." the file holds.
+  void depth(const std::string& prefix, std::int64_t expected) const {
+    std::int64_t n = 0;
+    while (weights.find(prefix + "." + std::to_string(n) + ".attn.out_proj.weight")) ++n;
+    if (n != expected)
+      throw FormatError(source + ": the stored model configuration has " + std::to_string(expected) + " blocks in " +
+                        prefix + ", the file holds " + std::to_string(n));
+  }
+  void blocks(const std::string& prefix, std::int64_t layers, const nn::TransformerBlockConfig& b) const {
+    depth(prefix, layers);
+    if (layers > 0) shape(prefix + ".0.ffn.fc1.weight", {b.ff_dim(), b.d_model});
+  }
+};
+
+void check_weights(const nn::TransformerLMConfig& c, const WeightCheck& w) {
+  const std::int64_t C = c.block.d_model;
+  w.shape("tok_emb.weight", {c.vocab_size, C});
+  w.shape("pos_emb.weight", {c.max_seq_len, C});
+  if (c.n_classes > 0) w.shape("cond_emb.weight", {c.n_classes, c.block_config().cond_dim});
+  w.blocks("blocks", c.n_layers, c.block);
+}
+
+void check_weights(const nn::Seq2SeqConfig& c, const WeightCheck& w) {
+  const std::int64_t C = c.block.d_model;
+  w.shape("src_emb.weight", {c.src_vocab_size, C});
+  w.shape("tgt_emb.weight", {c.tgt_vocab_size, C});
+  w.shape("src_pos.weight", {c.max_seq_len, C});
+  w.blocks("encoder", c.n_encoder_layers, c.block);
+  w.blocks("decoder", c.n_decoder_layers, c.block);
+}
+
+}  // namespace
+
 template <typename M>
 std::shared_ptr<M> model_from(const Checkpoint& ck, const std::string& source) {
   const auto config = [&] {
@@ -250,12 +300,17 @@ std::shared_ptr<M> model_from(const Checkpoint& ck, const std::string& source) {
   }();
   const StateDict* weights = ck.find_section("model");
   if (!weights) throw FormatError(source + ": no 'model' section (the weights)");
+  check_weights(config, WeightCheck{*weights, source});
   // Building the model draws its initial weights from the default generator; the file's
   // weights replace them, and the generator is put back as it was.
   const GeneratorState rng = default_generator().get_state();
   auto model = std::make_shared<M>(config);
   default_generator().set_state(rng);
-  load_state_dict(*model, *weights, /*strict=*/true);
+  try {
+    load_state_dict(*model, *weights, /*strict=*/true);
+  } catch (const Error& e) {  // a tensor missing, extra, or of another shape or dtype
+    throw FormatError(source + ": the weights do not fit the stored model configuration: " + e.what());
+  }
   return model;
 }
 

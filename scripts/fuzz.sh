@@ -13,8 +13,8 @@
 # report, a timeout (-timeout) or an allocation over -malloc_limit_mb writes the input to
 # $build/crashes/<target>/ and makes this script exit 1: copy the file into
 # tests/io/corpus/<kind>/ (the test "bad files: the corpus of fuzzer findings" then loads it
-# and expects a FormatError) and fix the loader. Needs clang 16+ with libFuzzer and libomp
-# (Debian 12: clang-16 libclang-rt-16-dev libomp-16-dev). Everything is built in $build.
+# and expects a FormatError) and fix the loader. Needs clang 16+ with libFuzzer (Debian 12:
+# clang-16 libclang-rt-16-dev) and GCC's libgomp. Everything is built in $build.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/env.sh
@@ -39,7 +39,7 @@ if [[ -z $cxx ]]; then
 fi
 if [[ -z $cxx ]]; then
   echo "fuzz.sh: clang++ not found; on Debian 12 install it with:" >&2
-  echo "  apt-get install -y clang-16 libclang-rt-16-dev libomp-16-dev" >&2
+  echo "  apt-get install -y clang-16 libclang-rt-16-dev" >&2
   exit 2
 fi
 
@@ -56,15 +56,27 @@ flags=(-std=c++20 -g -O1 -Wno-unknown-pragmas -fno-omit-frame-pointer
 # The library's sources, compiled directly rather than through CMake: instrumented for
 # coverage (fuzzer-no-link) and, on purpose, without -fopenmp (clang cannot yet compile
 # OpenMP regions that capture structured bindings, and a fuzzer runs one thread anyway).
-# The OpenMP runtime is still linked, for the omp_* calls.
+# The omp_* calls still need omp.h and a runtime: GCC's libgomp, which build-essential
+# brings, so that no clang OpenMP package is needed (Debian's libomp-16-dev conflicts with
+# the libomp-dev of clang 14 that many machines have). GCC's own omp.h uses attributes clang
+# refuses, so the three functions the library calls are declared here, as libgomp exports them.
 ln -sfn "$PWD" "$build/include/tapegrad"  # <tapegrad/...> as in the CMake build
+mkdir -p "$build/omp"
+cat > "$build/omp/omp.h" << 'OMP'
+#pragma once
+extern "C" {
+int omp_get_max_threads(void);
+int omp_get_thread_num(void);
+void omp_set_num_threads(int);
+}
+OMP
 mapfile -t sources < <(find autograd nn optim data io training -name '*.cpp' 2> /dev/null | sort)
 echo "=== fuzz.sh: compiling ${#sources[@]} library sources with $cxx"
 export cxx build
 # shellcheck disable=SC2016  # expanded by the inner shell
 printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
   'src=$1; shift; "$cxx" "$@" -c "$src" -o "$build/obj/$(echo "$src" | tr / _).o"' _ {} \
-  "${flags[@]}" -fsanitize=fuzzer-no-link -I"$build/include" 2> "$build/compile.log" || {
+  "${flags[@]}" -fsanitize=fuzzer-no-link -I"$build/include" -isystem "$build/omp" 2> "$build/compile.log" || {
   grep -E "error" -A3 "$build/compile.log" >&2
   exit 1
 }
@@ -76,8 +88,8 @@ declare -A kinds=([fuzz_load_checkpoint]=checkpoint [fuzz_load_safetensors]=safe
 for target in "${!kinds[@]}"; do
   echo "=== fuzz.sh: linking $target"
   # shellcheck disable=SC2046  # pkg-config prints several words on purpose
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer -I"$build/include" "fuzz/$target.cpp" \
-    "$build/libtapegrad_fuzz.a" -fopenmp $(pkg-config --libs openblas) -o "$build/$target"
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer -I"$build/include" -isystem "$build/omp" "fuzz/$target.cpp" \
+    "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas) -lgomp -o "$build/$target"
 done
 [[ $build_only -eq 1 ]] && exit 0
 

@@ -208,3 +208,28 @@ TEST_CASE("model config: what cannot be read is refused, saying why and what to 
   missing.erase(missing.begin() + 5);
   REQUIRE_THROWS_WITH(io::lm_config_from(with_config(missing), "f.tgc"), Contains("is missing"));
 }
+
+TEST_CASE("model config: a config larger than the weights beside it is refused before anything is built", "[io][model_config]") {
+  nn::TransformerLM model(tapegrad::testing::tiny_lm(8, 8, 2));
+  io::Checkpoint ck;
+  ck.metadata = io::config_metadata(model.config);
+  ck.section("model") = io::state_dict(model);
+  CHECK(io::model_from<nn::TransformerLM>(ck, "f.tgc")->config == model.config);
+  auto refused = [&](const std::string& key, io::MetaValue v) {
+    io::Checkpoint bad = ck;
+    bad.set(key, std::move(v));
+    REQUIRE_THROWS_AS(io::model_from<nn::TransformerLM>(bad, "f.tgc"), io::FormatError);
+    try {
+      (void)io::model_from<nn::TransformerLM>(bad, "f.tgc");
+    } catch (const io::FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(refused("config.vocab_size", std::int64_t{1} << 40),
+             Contains("makes tok_emb.weight [1099511627776, 16], the file holds [8, 16]"));
+  CHECK_THAT(refused("config.n_layers", std::int64_t{1000000}), Contains("has 1000000 blocks in blocks, the file holds 2"));
+  CHECK_THAT(refused("config.block.d_ff", std::int64_t{1} << 30), Contains("blocks.0.ffn.fc1.weight"));
+  CHECK_THAT(refused("config.tie_weights", std::int64_t{0}),
+             Contains("the weights do not fit the stored model configuration: load_state_dict"));
+}
