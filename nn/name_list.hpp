@@ -1,8 +1,11 @@
-// name_list.hpp — "a, b, c or d": the names of a registry's entries (anything with a `name`
-// member), for --help and for the errors that list what a setting may be.
+// name_list.hpp — the two things every registry (placements, norms) does by name: find an
+// entry, and list the names ("a, b, c or d") for --help and for the errors that say what a
+// setting may be. An entry is anything with a `name` member.
 #pragma once
 
 #include <string>
+
+#include "../autograd/errors.hpp"
 
 namespace tapegrad::nn {
 
@@ -22,6 +25,14 @@ std::string name_list_if(const Entries& entries, Keep&& keep, const std::string&
 template <typename Entries>
 std::string name_list(const Entries& entries, const std::string& last_separator = " or ") {
   return name_list_if(entries, [](const auto&) { return true; }, last_separator);
+}
+
+// The entry called name; ValueError "unknown <what> 'x' (expected a, b or c)" otherwise.
+template <typename Entries>
+const auto& entry_named(const Entries& entries, const std::string& name, const std::string& what) {
+  for (const auto& e : entries)
+    if (e.name == name) return e;
+  throw ValueError("unknown " + what + " '" + name + "' (expected " + name_list(entries) + ")");
 }
 
 }  // namespace tapegrad::nn

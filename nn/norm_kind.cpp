@@ -39,11 +39,7 @@ const std::vector<NormInfo>& norm_registry() {
 
 std::string norm_names(const std::string& last_separator) { return name_list(norm_registry(), last_separator); }
 
-const NormInfo& norm_info(const NormKind& kind) {
-  for (const NormInfo& info : norm_registry())
-    if (info.name == kind.name) return info;
-  throw ValueError("unknown norm '" + kind.name + "' (expected " + norm_names() + ")");
-}
+const NormInfo& norm_info(const NormKind& kind) { return entry_named(norm_registry(), kind.name, "norm"); }
 
 std::shared_ptr<Norm> make_norm(const NormKind& kind, const NormSpec& spec) { return norm_info(kind).make(spec); }
 

@@ -25,11 +25,7 @@ const std::vector<PlacementInfo>& placement_registry() {
 
 std::string placement_names(const std::string& last_separator) { return name_list(placement_registry(), last_separator); }
 
-const PlacementInfo& placement_info(const Placement& p) {
-  for (const PlacementInfo& info : placement_registry())
-    if (info.name == p.name) return info;
-  throw ValueError("unknown placement '" + p.name + "' (expected " + placement_names() + ")");
-}
+const PlacementInfo& placement_info(const Placement& p) { return entry_named(placement_registry(), p.name, "placement"); }
 
 std::string placement_name(const Placement& p) { return p.name; }
 
