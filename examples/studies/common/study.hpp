@@ -1,4 +1,4 @@
-// common.hpp — what the study programs share besides the report writers: the training
+// study.hpp — what the study programs share besides the report writers: the training
 // settings with their command-line options and the optimizer and schedule they build, the
 // steps of a training run (an update, its record, teacher-forced scores), the command line
 // that reruns a study, a progress line, the machine it ran on, and the small sums (the mean of

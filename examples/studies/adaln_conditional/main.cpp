@@ -1,4 +1,4 @@
-// adaln_conditional.cpp — study: two ways to tell one model which task to do.
+// adaln_conditional/main.cpp — study: two ways to tell one model which task to do.
 //
 // One decoder-only TransformerLM learns several symbol tasks at once (by default copy,
 // reverse and sort over the same symbols), each row of a batch drawn from a random task.
@@ -33,8 +33,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "study/common.hpp"
-#include "study/report.hpp"
+#include "common/study.hpp"
+#include "common/report.hpp"
 
 using namespace tapegrad;
 namespace fs = std::filesystem;

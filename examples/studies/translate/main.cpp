@@ -1,4 +1,4 @@
-// translate.cpp — study: does the norm placement decide whether a deep encoder-decoder trains?
+// translate/main.cpp — study: does the norm placement decide whether a deep encoder-decoder trains?
 //
 // A Seq2SeqTransformer learns TranslationTask, a toy language pair (SVO English-like source,
 // SOV target with case particles, a plural marker and object agreement), once per placement
@@ -34,8 +34,8 @@
 #include <set>
 #include <sstream>
 
-#include "study/common.hpp"
-#include "study/report.hpp"
+#include "common/study.hpp"
+#include "common/report.hpp"
 
 using namespace tapegrad;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-// depth_study.cpp — how deep can each residual/norm placement go? For every placement (no
+// depth_study/main.cpp — how deep can each residual/norm placement go? For every placement (no
 // residual, Post-LN, Pre-LN, B2T; optionally DeepNorm, ReZero, RMSNorm, a 1/√2 residual scale)
 // and every depth, on the same data and seed, it measures at initialization and after a short
 // training: the gradient norm of each block (do gradients vanish or explode toward the
@@ -20,11 +20,11 @@
 #include <csignal>
 #include <cstdio>
 
-#include <study/common.hpp>
-#include <study/report.hpp>
+#include "common/study.hpp"
+#include "common/report.hpp"
 
-#include "depth_study/check.hpp"
-#include "depth_study/outputs.hpp"
+#include "check.hpp"
+#include "outputs.hpp"
 
 using namespace tapegrad;
 using namespace depth_study;

@@ -16,7 +16,7 @@
 
 #include <tapegrad/tapegrad.hpp>
 
-#include <study/common.hpp>
+#include "common/study.hpp"
 
 #include "variants.hpp"
 

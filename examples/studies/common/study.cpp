@@ -1,5 +1,5 @@
-// common.cpp — the shared pieces of common.hpp.
-#include "common.hpp"
+// study.cpp — the shared pieces of study.hpp.
+#include "study.hpp"
 
 #include <algorithm>
 #include <filesystem>

@@ -3,8 +3,8 @@
 // gives a number or names a winner is computed from this run's results.
 #include <cmath>
 #include <sstream>
-#include <study/common.hpp>
-#include <study/report.hpp>
+#include "common/study.hpp"
+#include "common/report.hpp"
 
 #include "outputs.hpp"
 
