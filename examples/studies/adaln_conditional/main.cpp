@@ -154,7 +154,7 @@ std::vector<TaskEval> evaluate(nn::TransformerLM& model, const Variant& v, const
   model.eval();
   std::vector<TaskEval> result;
   for (const auto& rows : val) {
-    study::Scores scores;  // collate_lm's targets: the answer and EOS (the prompt is ignored)
+    training::Scores scores;  // collate_lm's targets: the answer and EOS (the prompt is ignored)
     for (const auto chunk : study::chunks(rows, batch)) {
       const data::LMBatch b = data::collate_lm(v.pairs(chunk, V));
       scores.add(model.forward(b.inputs, v.classes(chunk)), b.targets);
@@ -194,14 +194,14 @@ std::vector<Generation> generate_examples(nn::TransformerLM& model, const Varian
 }
 
 RunResult train_one(const Variant& v, const TaskMix& mix, const std::vector<std::vector<Example>>& val,
-                    const Settings& s, study::Progress& progress) {
+                    const Settings& s, training::Progress& progress) {
   RunResult r;
   r.variant = v;
   const auto start = std::chrono::steady_clock::now();
   auto model = make_model(v, mix, s);
   r.parameters = model->num_parameters();
   auto optimizer = study::make_optimizer(*model, s);
-  auto schedule = study::make_schedule(*optimizer, s);
+  auto schedule = training::make_schedule(*optimizer, s.schedule_settings());
   const nn::NamedTensors params = model->named_parameters();
   const std::int64_t V = mix.vocab().size(), model_V = model->config.vocab_size;
 
@@ -219,7 +219,7 @@ RunResult train_one(const Variant& v, const TaskMix& mix, const std::vector<std:
     const data::LMBatch b = data::collate_lm(v.pairs(rows, V));
     const Tensor logits = model->forward(b.inputs, v.classes(rows));
     const Tensor loss = cross_entropy(logits.reshape({-1, model_V}), b.targets.reshape({-1}));
-    const study::Update u = study::update(*optimizer, loss, params, s);
+    const training::UpdateResult u = training::update(*optimizer, loss, params, s.clip);
     if (!r.record(step, loss.item(), u)) break;
     if (r.validation_due(s.eval_interval, s.steps)) eval_now(r.steps_run);
     progress.done += 1;
@@ -241,9 +241,9 @@ RunResult train_one(const Variant& v, const TaskMix& mix, const std::vector<std:
 
 // The settings as (option, value), in the order of --help: the command line that reproduces
 // the run (with --smoke, the tiny values it chose).
-study::Arguments arguments(const Settings& s) {
+training::Arguments arguments(const Settings& s) {
   auto i = [](std::int64_t v) { return std::to_string(v); };
-  study::Arguments a = {{"--tasks", study::comma_list(s.tasks)}, {"--symbols", i(s.symbols)}, {"--min-len", i(s.min_len)},
+  training::Arguments a = {{"--tasks", study::comma_list(s.tasks)}, {"--symbols", i(s.symbols)}, {"--min-len", i(s.min_len)},
                         {"--max-len", i(s.max_len)}, {"--layers", i(s.layers)}, {"--d-model", i(s.d_model)},
                         {"--heads", i(s.heads)}, {"--init", s.init}};
   for (const auto& option : study::training_arguments(s)) a.push_back(option);
@@ -338,7 +338,7 @@ void write_report(const std::vector<RunResult>& runs, const TaskMix& mix, const 
      << "## Setup\n\n"
      << "Machine: " << study::machine_line() << ". Whole study: " << timing << ".\n\n"
      << "Training: " << study::describe(s) << ". Initialization `" << s.init << "`.\n\n"
-     << "Reproduce with:\n\n```sh\n" << study::command_line("adaln_conditional", arguments(s)) << "\n```\n\n"
+     << "Reproduce with:\n\n```sh\n" << training::command_line("adaln_conditional", arguments(s)) << "\n```\n\n"
      << "## Results\n\n"
      << summary_table(runs, mix).markdown() << "\n"
      << "![validation loss per task](val_loss.svg)\n\n![training loss](train_loss.svg)\n\n"
@@ -439,7 +439,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(s.steps), static_cast<long long>(s.batch), study::machine_line().c_str());
 
     const std::vector<Variant> variants = {{"adaln_zero", true}, {"task_token", false}};
-    study::Progress progress(static_cast<double>(variants.size() * s.steps), stdout);  // in steps
+    training::Progress progress(static_cast<double>(variants.size() * s.steps), stdout);  // in steps
     std::vector<RunResult> runs;
     for (const Variant& v : variants) {
       runs.push_back(train_one(v, mix, val, s, progress));

@@ -5,7 +5,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 #include <tapegrad/io/file.hpp>
 
@@ -20,7 +19,7 @@ void add_training_options(CLI::App& app, Training& t) {
   app.add_option("--lr", t.lr, "peak learning rate, the same for every run")->check(CLI::PositiveNumber);
   app.add_option("--weight-decay", t.weight_decay, "weight decay of the matrices (decoupled for adamw)")->check(CLI::NonNegativeNumber);
   app.add_option("--schedule", t.schedule, "after the warm-up: cosine or linear (to --min-lr-ratio x lr), constant, noam (1/sqrt t)")
-      ->check(CLI::IsMember({"cosine", "linear", "constant", "noam"}));
+      ->check(CLI::IsMember(training::schedule_names()));
   app.add_option("--warmup", t.warmup, "linear warm-up steps (>= --steps: a tenth of the steps)")->check(CLI::NonNegativeNumber);
   app.add_option("--min-lr-ratio", t.min_lr_ratio, "final lr / peak lr for cosine and linear")->check(CLI::Range(0.0, 1.0));
   app.add_option("--clip", t.clip, "gradient clipping at this global norm (0: off)")->check(CLI::NonNegativeNumber);
@@ -42,8 +41,6 @@ void add_machinery_options(CLI::App& app, Machinery& m, const std::string& smoke
   app.add_flag("--check", m.check, check_help);
 }
 
-std::int64_t warmup_steps(const Training& t) { return t.warmup >= t.steps ? t.steps / 10 : t.warmup; }
-
 std::unique_ptr<optim::Optimizer> make_optimizer(const nn::Module& model, const Training& t) {
   if (t.optimizer == "sgd")
     return std::make_unique<optim::SGD>(
@@ -53,51 +50,15 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const nn::Module& model, const 
   return std::make_unique<optim::AdamW>(optim::weight_decay_groups(model, options));
 }
 
-std::unique_ptr<optim::LRSchedule> make_schedule(optim::Optimizer& optimizer, const Training& t) {
-  const std::int64_t warmup = warmup_steps(t), total = std::max<std::int64_t>(t.steps, 1);
-  if (t.schedule == "cosine") return std::make_unique<optim::WarmupCosine>(optimizer, warmup, total, t.min_lr_ratio);
-  if (t.schedule == "linear") return std::make_unique<optim::WarmupLinear>(optimizer, warmup, total, t.min_lr_ratio);
-  if (t.schedule == "noam") return std::make_unique<optim::InverseSqrt>(optimizer, std::max<std::int64_t>(warmup, 1));
-  return std::make_unique<optim::LinearWarmup>(optimizer, warmup);
-}
-
-Update update(optim::Optimizer& optimizer, const Tensor& loss, const nn::NamedTensors& params, const Training& t) {
-  optimizer.zero_grad();
-  loss.backward();
-  const optim::HealthReport health = optim::check_health(loss, params);
-  if (!health.ok) return {NAN, health.message};
-  const double norm = t.clip > 0 ? optim::clip_grad_norm_(params, t.clip) : optim::grad_norm(params);
-  optimizer.step();
-  return {norm, ""};
-}
-
-bool RunLog::record(std::int64_t step, double loss, const Update& u) {
-  if (!u.diverged.empty()) {
+bool RunLog::record(std::int64_t step, double loss, const training::UpdateResult& u) {
+  if (!u.ok()) {
     diverged_at = step + 1;
-    diverged_why = u.diverged;
+    diverged_why = u.problem;
     return false;
   }
   steps_run = step + 1;
   train_loss.push_back(loss);
   return true;
-}
-
-void Scores::add(const Tensor& logits, const Tensor& targets) {
-  const std::int64_t n = targets.numel(), T = targets.size(1);
-  loss_sum += cross_entropy(logits.reshape({n, -1}), targets.reshape({n}), Reduction::sum).item();
-  const auto predicted = argmax(logits, -1).to_vector<std::int64_t>();
-  const auto target = targets.to_vector<std::int64_t>();
-  for (std::int64_t row = 0; row < targets.size(0); ++row) {
-    bool all_right = true;
-    for (std::int64_t k = row * T; k < (row + 1) * T; ++k) {
-      if (target[k] == data::kIgnoreIndex) continue;
-      right += predicted[k] == target[k];
-      all_right = all_right && predicted[k] == target[k];
-      tokens += 1;
-    }
-    rows += 1;
-    exact_rows += all_right;
-  }
 }
 
 std::vector<std::int64_t> until_eos(const std::vector<std::int64_t>& seq, std::size_t begin, std::size_t end,
@@ -116,40 +77,16 @@ std::string describe(const Training& t) {
                                           : std::string(t.optimizer == "adam" ? "Adam" : "AdamW") + ", betas (0.9, " +
                                                 fmt(t.beta2) + "), weight decay " + fmt(t.weight_decay);
   text += " (none on norms, biases, embeddings); " + std::to_string(t.steps) + " steps, lr " + fmt(t.lr) + ", " +
-          std::to_string(warmup_steps(t)) + " warm-up steps, then ";
-  if (t.schedule == "cosine" || t.schedule == "linear")
-    text += t.schedule + " decay to " + fmt(t.min_lr_ratio) + " × lr";
-  else
-    text += t.schedule == "noam" ? "lr·√(warmup/t)" : "constant";
+          training::describe(t.schedule_settings());
   return text + "; gradient clipping " + (t.clip > 0 ? "at global norm " + fmt(t.clip) : "off");
 }
 
 // ---------------------------------------------------------------- the command line
 
-Arguments training_arguments(const Training& t) {
+training::Arguments training_arguments(const Training& t) {
   return {{"--optimizer", t.optimizer}, {"--lr", fmt(t.lr, 6)},           {"--weight-decay", fmt(t.weight_decay, 6)},
           {"--schedule", t.schedule},   {"--warmup", std::to_string(t.warmup)}, {"--min-lr-ratio", fmt(t.min_lr_ratio, 6)},
           {"--clip", fmt(t.clip, 6)},   {"--steps", std::to_string(t.steps)}};
-}
-
-std::string shell_quote(const std::string& arg) {
-  const char* plain = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./=,:+-";
-  if (!arg.empty() && arg.find_first_not_of(plain) == std::string::npos) return arg;
-  std::string q = "'";
-  for (char c : arg) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string command_line(const std::string& program, const Arguments& arguments) {
-  std::string c = program;
-  for (const auto& [option, value] : arguments) c += " " + option + " " + shell_quote(value);
-  return c;
-}
-
-std::string invoked_command(const std::string& program, int argc, char** argv) {
-  std::string c = program;
-  for (int i = 1; i < argc; ++i) c += " " + shell_quote(argv[i]);
-  return c;
 }
 
 std::string join(const std::vector<std::string>& items, const std::string& separator) {
@@ -158,14 +95,7 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
   return out;
 }
 
-// ---------------------------------------------------------------- time and machine
-
-std::string clock_str(double seconds) {
-  char buf[32];
-  const long t = std::lround(std::max(seconds, 0.0));
-  std::snprintf(buf, sizeof buf, "%ld:%02ld", t / 60, t % 60);
-  return buf;
-}
+// ---------------------------------------------------------------- the machine
 
 std::string machine_line() {
   std::string cpu = "unknown CPU";
@@ -177,41 +107,6 @@ std::string machine_line() {
     }
   return cpu + ", " + std::to_string(get_num_threads()) + " thread(s) (" +
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads), OpenBLAS kernels " + blas_core_name();
-}
-
-std::string load_average() {
-  std::ifstream in("/proc/loadavg");
-  std::string a, b, c;
-  return in >> a >> b >> c ? a + " " + b + " " + c : "unknown";
-}
-
-Progress::Progress(double total_work, std::FILE* stream)
-    : total(total_work), stream_(stream), tty_(isatty(fileno(stream))), start_(std::chrono::steady_clock::now()),
-      last_show_(start_) {}
-
-double Progress::elapsed() const {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-}
-
-std::string Progress::timing() const {
-  return clock_str(elapsed()) + " (m:ss); load average (1, 5, 15 min) " + load_at_start + " at the start, " +
-         load_average() + " at the end";
-}
-
-void Progress::show(const std::string& what) {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_show_ < (tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000))) return;
-  last_show_ = now;
-  print(what, !tty_);
-}
-
-void Progress::line(const std::string& what) { print(what, true); }
-
-void Progress::print(const std::string& what, bool newline) {
-  const std::string eta = done > 0 ? clock_str(elapsed() * (total - done) / done) : "?";
-  std::fprintf(stream_, "%s[%3.0f%%] %s  elapsed %s  ETA %s%s", tty_ ? "\r\033[K" : "", 100 * done / total, what.c_str(),
-               clock_str(elapsed()).c_str(), eta.c_str(), newline ? "\n" : "");
-  std::fflush(stream_);
 }
 
 // ---------------------------------------------------------------- small sums

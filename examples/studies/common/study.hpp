@@ -1,19 +1,18 @@
 // study.hpp — what the study programs share besides the report writers: the training
-// settings with their command-line options and the optimizer and schedule they build, the
-// steps of a training run (an update, its record, teacher-forced scores), the command line
-// that reruns a study, a progress line, the machine it ran on, and the small sums (the mean of
-// a tail, a smoothed curve, a unigram baseline) that their reports quote.
+// settings with their command-line options and the optimizer they build, the record of a
+// training run, the arguments that rerun a study, the machine it ran on, and the small sums
+// (the mean of a tail, a smoothed curve) that their reports quote. The pieces every training
+// program needs (the schedule, the update, the progress line, the command line, the unigram
+// baseline, teacher-forced scores) are the library's, in tapegrad::training.
 //
 //   struct Settings : study::Training, study::Machinery { ... };  // lr, steps, ..., seed, out
 //   study::add_training_options(app, settings);                   // --lr, --steps, ...
 //   auto optimizer = study::make_optimizer(model, settings);
-//   auto schedule = study::make_schedule(*optimizer, settings);
-//   study::command_line("translate", arguments)    // "translate --lr 0.001 ..." for the report
+//   auto schedule = training::make_schedule(*optimizer, settings.schedule_settings());
+//   training::command_line("translate", arguments)  // "translate --lr 0.001 ..." for the report
 #pragma once
 
-#include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <span>
 #include <string>
@@ -38,17 +37,17 @@ struct Training {
   double lr = 1e-3, weight_decay = 0.01, min_lr_ratio = 0.1, clip = 0.0;
   double beta2 = 0.95;  // Adam's β₂, β₁ = 0.9: fixed by each study, not an option
   std::int64_t steps = 300, warmup = 30;
+
+  // The schedule's part, for training::make_schedule and training::describe.
+  tapegrad::training::ScheduleSettings schedule_settings() const { return {schedule, warmup, steps, min_lr_ratio}; }
 };
 
 // --optimizer, --lr, --weight-decay, --schedule, --warmup, --min-lr-ratio, --clip, --steps.
 void add_training_options(CLI::App& app, Training& t);
 // --smoke: 30 steps, 5 of warm-up, lr 3e-3, for each of them not given on the command line.
 void smoke_training(const CLI::App& app, Training& t);
-// A run not longer than its warm-up warms up over its first tenth instead (as train_lm).
-std::int64_t warmup_steps(const Training& t);
 // Weight decay on the matrices only (optim::weight_decay_groups: none on norms, biases, embeddings).
 std::unique_ptr<tapegrad::optim::Optimizer> make_optimizer(const tapegrad::nn::Module& model, const Training& t);
-std::unique_ptr<tapegrad::optim::LRSchedule> make_schedule(tapegrad::optim::Optimizer& optimizer, const Training& t);
 // One sentence for a report: "AdamW, betas (0.9, 0.95), weight decay 0.1 ...; lr 0.001, ...".
 std::string describe(const Training& t);
 
@@ -71,16 +70,6 @@ void unless_given(const CLI::App& app, const char* option, T& value, const U& sm
 
 // ---------------------------------------------------------------- a training run
 
-// One update from the loss of a batch: zero the gradients, backward, then, unless the loss or a
-// gradient is NaN or Inf, clip the gradients at t.clip (0: not at all) and step. A non-finite
-// value means the run has diverged: nothing is updated and `diverged` says where it was.
-struct Update {
-  double grad_norm = 0;  // before clipping
-  std::string diverged;  // empty: the update was made
-};
-Update update(tapegrad::optim::Optimizer& optimizer, const tapegrad::Tensor& loss, const tapegrad::nn::NamedTensors& params,
-              const Training& t);
-
 // What every training run of a study records, step by step.
 struct RunLog {
   std::int64_t parameters = 0, steps_run = 0;
@@ -93,19 +82,9 @@ struct RunLog {
   bool diverged() const { return diverged_at >= 0; }
   // Records the update of step `step` (0-based): its loss, or where the run diverged. Returns
   // false when it diverged: the run stops there.
-  bool record(std::int64_t step, double loss, const Update& u);
+  bool record(std::int64_t step, double loss, const tapegrad::training::UpdateResult& u);
   // Whether the validation is due now: every `interval` steps and after the last step.
   bool validation_due(std::int64_t interval, std::int64_t steps) const { return steps_run % interval == 0 || steps_run == steps; }
-};
-
-// Teacher-forced scores summed over held-out batches: logits (B, T, V) against targets (B, T);
-// targets equal to data::kIgnoreIndex (padding, prompts) do not count.
-struct Scores {
-  double loss_sum = 0, right = 0, tokens = 0, rows = 0, exact_rows = 0;
-  void add(const tapegrad::Tensor& logits, const tapegrad::Tensor& targets);
-  double loss() const { return loss_sum / tokens; }           // cross-entropy per token
-  double token_accuracy() const { return right / tokens; }    // share of tokens whose argmax is right
-  double exact_match() const { return exact_rows / rows; }    // share of rows with every token right
 };
 
 // Views of consecutive pieces of at most n items of v: held-out data in batches.
@@ -123,17 +102,8 @@ std::vector<std::int64_t> until_eos(const std::vector<std::int64_t>& seq, std::s
 
 // ---------------------------------------------------------------- the command line
 
-// (option, value) pairs in the order of --help.
-using Arguments = std::vector<std::pair<std::string, std::string>>;
-Arguments training_arguments(const Training& t);
-// An argument as a POSIX shell reads it back ('' for the empty string).
-std::string shell_quote(const std::string& arg);
-// "program --option value ...": the command that reruns a study with every setting spelled
-// out (defaults may change between versions).
-std::string command_line(const std::string& program, const Arguments& arguments);
-// The command as it was typed, argv[1..] quoted.
-std::string invoked_command(const std::string& program, int argc, char** argv);
-
+// The options of Training as (option, value) pairs, in the order of --help.
+tapegrad::training::Arguments training_arguments(const Training& t);
 std::string join(const std::vector<std::string>& items, const std::string& separator = ", ");
 // A list option's value: "6,12,24" (numbers with up to 6 significant digits).
 template <typename T>
@@ -147,35 +117,10 @@ std::string comma_list(const std::vector<T>& items) {
   return join(text, ",");
 }
 
-// ---------------------------------------------------------------- time and machine
+// ---------------------------------------------------------------- the machine
 
-std::string clock_str(double seconds);  // "m:ss"
 // "CPU model, 2 thread(s) (2 hardware threads), OpenBLAS kernels Haswell".
 std::string machine_line();
-// The 1-, 5- and 15-minute load averages of /proc/loadavg ("unknown" when unreadable).
-std::string load_average();
-
-// A progress line with an ETA over all runs of a study. Work is counted in units the caller
-// picks (steps × layers, say); the ETA extrapolates the time per unit done so far. On a
-// terminal show() redraws the line at most 5 times a second; in a log it writes one line every
-// 10 seconds. line() always writes, and ends the line: for a run's result.
-class Progress {
- public:
-  explicit Progress(double total_work, std::FILE* stream = stderr);
-  double total = 0, done = 0;
-  std::string load_at_start = load_average();
-  double elapsed() const;  // seconds since construction
-  // "4:01 (m:ss); load average (1, 5, 15 min) 1.9 1.5 1.2 at the start, 2.1 1.9 1.4 at the end"
-  std::string timing() const;
-  void show(const std::string& what);
-  void line(const std::string& what);
-
- private:
-  void print(const std::string& what, bool newline);
-  std::FILE* stream_;
-  bool tty_;
-  std::chrono::steady_clock::time_point start_, last_show_;
-};
 
 // ---------------------------------------------------------------- small sums
 
@@ -188,30 +133,6 @@ double mean_of_last(const std::vector<double>& v, std::size_t n);
 std::vector<double> smooth(const std::vector<double>& v, double beta);
 // A training-loss curve for a chart: x = step 1, 2, ..., y = smooth(loss, beta).
 Series loss_curve(const std::string& name, const std::vector<double>& loss, double beta, bool dashed = false);
-
-// The unigram model of some tokens, add-one smoothed: p(v) = (count(v) + 1) / (n + V), so no
-// token has probability 0. Its cross-entropy on held-out tokens is what a model that ignores
-// the context reaches: a model that does not get below it has learned nothing useful.
-class Unigram {
- public:
-  explicit Unigram(std::int64_t vocab_size) : counts_(static_cast<std::size_t>(vocab_size), 1.0), total_(double(vocab_size)) {}
-  void add(std::int64_t token) { counts_.at(static_cast<std::size_t>(token)) += 1, total_ += 1; }
-  template <typename Tokens>
-  void add_all(const Tokens& tokens) {
-    for (auto t : tokens) add(t);
-  }
-  // −mean log p(t) over the tokens.
-  template <typename Tokens>
-  double cross_entropy(const Tokens& tokens) const {
-    double nll = 0, n = 0;
-    for (auto t : tokens) nll -= std::log(counts_.at(static_cast<std::size_t>(t)) / total_), n += 1;
-    return nll / n;
-  }
-
- private:
-  std::vector<double> counts_;
-  double total_;
-};
 
 // ---------------------------------------------------------------- --check
 

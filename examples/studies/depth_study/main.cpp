@@ -57,7 +57,7 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
 std::string full_command(const Settings& s) {
   const TrainOptions& t = s.train;
   auto i = [](std::int64_t v) { return std::to_string(v); };
-  study::Arguments a;
+  training::Arguments a;
   if (!s.data.empty()) a.push_back({"--data", s.data});
   a.push_back({"--tokenizer", s.tokenizer});
   if (s.tokenizer == "bpe") a.push_back({"--bpe-vocab", i(s.bpe_vocab)});
@@ -70,15 +70,15 @@ std::string full_command(const Settings& s) {
                      {"--sweep-depth", i(s.sweep_depth)}, {"--sweep-steps", i(s.sweep_steps)}});
   if (!s.sweep_lrs.empty()) a.push_back({"--sweep-lrs", study::comma_list(s.sweep_lrs)});
   a.insert(a.end(), {{"--seed", std::to_string(s.seed)}, {"--threads", i(s.threads)}, {"--out", s.out}});
-  return study::command_line("depth_study", a);
+  return training::command_line("depth_study", a);
 }
 
 // What a model that ignores the context can reach: the train split's unigram model
-// (study::Unigram), its cross-entropy on the train split (close to the train split's unigram
+// (training::Unigram), its cross-entropy on the train split (close to the train split's unigram
 // entropy, the lowest training loss of such a model), on the whole val split, and on the
 // validation batches.
 void unigram_baselines(const data::TokenStream& stream, const Data& data, SetupInfo& info) {
-  study::Unigram unigram(data.vocab_size);
+  training::Unigram unigram(data.vocab_size);
   unigram.add_all(stream.tokens(data::Split::train));
   info.unigram_train = unigram.cross_entropy(stream.tokens(data::Split::train));
   info.unigram_val_split = unigram.cross_entropy(stream.tokens(data::Split::val));
@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
   std::erase(s.compare_inits, std::string());
   if (s.sweep_steps == 0) s.sweep_lrs.clear();
 
-  const std::string invoked = study::invoked_command("depth_study", argc, argv);
+  const std::string invoked = training::invoked_command("depth_study", argc, argv);
 
   try {
     if (s.shape.d_model % s.shape.heads != 0)
@@ -174,7 +174,7 @@ int main(int argc, char** argv) {
 
     // ---- the plan, and its cost in units of (depth + 1) × steps
     const double probe_cost = 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(t.batch);
-    study::Progress progress(0);
+    training::Progress progress(0);
     info.load_start = progress.load_at_start;
     for (const auto& init : s.all_inits())
       for (auto depth : s.depths)
@@ -263,12 +263,12 @@ int main(int argc, char** argv) {
 
     // ---- outputs
     info.seconds = progress.elapsed();
-    info.load_end = study::load_average();
+    info.load_end = training::load_average();
     const std::vector<std::string> written = write_outputs(s.out, s, info, runs, sweep);
     std::printf("wrote %zu files into %s: report.md, %zu CSV files, %zu SVG charts\n", written.size(), s.out.c_str(),
                 csv_specs().size(), written.size() - csv_specs().size() - 1);
     std::printf("total time %s (%.1f s) on %d thread(s); load average at the start %s, at the end %s\n",
-                study::clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(),
+                training::clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(),
                 info.load_end.c_str());
     if (s.check) {
       std::vector<std::string> problems = check_outputs(s.out, written, s);

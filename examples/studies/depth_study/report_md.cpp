@@ -63,10 +63,10 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
   setup.add({"lr sweep", "L = " + std::to_string(s.sweep_depth) + ", " + std::to_string(s.sweep_steps) + " steps, lrs " +
                              join(lrs) + ", init " + s.inits.front() + ", otherwise as above"});
   setup.add({"machine", study::machine_line()});
-  setup.add({"wall time", study::clock_str(info.seconds) + " (m:ss); load average (1, 5, 15 min) at the start " + info.load_start +
+  setup.add({"wall time", tapegrad::training::clock_str(info.seconds) + " (m:ss); load average (1, 5, 15 min) at the start " + info.load_start +
                               ", at the end " + info.load_end});
   md << "## Setup\n\nRerun it with:\n\n```sh\n" << info.command << "\n```\n\n" << setup.markdown() << "\n"
-     << "**Status of a run.** `ok`; `non-finite`: the training loss became NaN or Inf and the run stopped there; "
+     << "**Status of a run.** `ok`; `non-finite`: the training loss or a gradient became NaN or Inf and the run stopped there; "
         "`no progress`: the mean training loss over the last tenth of the steps is not below the loss of the first step. "
         "In the lr sweep both count as diverged.\n\n";
 }

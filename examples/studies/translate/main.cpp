@@ -102,7 +102,7 @@ struct TranslationData {
       }
       return tokens;
     };
-    study::Unigram unigram(task.vocab().size());
+    training::Unigram unigram(task.vocab().size());
     Generator gen(seed);
     unigram.add_all(targets(train_batch(4000, gen)));
     return unigram.cross_entropy(targets(val));
@@ -127,10 +127,10 @@ struct RunResult : study::RunLog {  // steps, training loss, divergence, time
 
 // Teacher-forced: the decoder reads the true prefix. Loss per target token (EOS included);
 // a token counts as right when the argmax of its logits is the true token.
-study::Scores evaluate(nn::Seq2SeqTransformer& model, const TranslationData& d, std::int64_t batch) {
+training::Scores evaluate(nn::Seq2SeqTransformer& model, const TranslationData& d, std::int64_t batch) {
   NoGradGuard no_grad;
   model.eval();
-  study::Scores scores;
+  training::Scores scores;
   for (const auto chunk : study::chunks(d.val, batch)) {
     const data::Seq2SeqBatch b = data::collate_seq2seq(chunk);
     scores.add(model.forward(b.src, b.tgt_in, b.src_pad_mask, b.tgt_pad_mask), b.tgt_out);
@@ -166,7 +166,7 @@ double exact_match(nn::Seq2SeqTransformer& model, const TranslationData& d, std:
 
 // Progress is counted in layer-steps (steps × layers per side): a step costs about its depth.
 RunResult train_one(const std::string& placement, std::int64_t layers, const TranslationData& d, const Settings& s,
-                    study::Progress& progress) {
+                    training::Progress& progress) {
   RunResult r;
   r.placement = placement;
   r.layers = layers;
@@ -189,7 +189,7 @@ RunResult train_one(const std::string& placement, std::int64_t layers, const Tra
   nn::Seq2SeqTransformer model(config);
   r.parameters = model.num_parameters();
   auto optimizer = study::make_optimizer(model, s);
-  auto schedule = study::make_schedule(*optimizer, s);
+  auto schedule = training::make_schedule(*optimizer, s.schedule_settings());
   const nn::NamedTensors params = model.named_parameters();
 
   Generator batch_gen(s.seed ^ 0xba7c4ULL);  // the same batches for every run
@@ -201,13 +201,13 @@ RunResult train_one(const std::string& placement, std::int64_t layers, const Tra
     const data::Seq2SeqBatch b = data::collate_seq2seq(d.train_batch(s.batch, batch_gen));
     const Tensor logits = model.forward(b.src, b.tgt_in, b.src_pad_mask, b.tgt_pad_mask);
     const Tensor loss = cross_entropy(logits.reshape({-1, V}), b.tgt_out.reshape({-1}));
-    const study::Update u = study::update(*optimizer, loss, params, s);
+    const training::UpdateResult u = training::update(*optimizer, loss, params, s.clip);
     if (!r.record(step, loss.item(), u)) break;
     r.grad_norm.push_back(u.grad_norm);
     r.lr.push_back(optimizer->lr(0));
     progress.done += static_cast<double>(layers);
     if (r.validation_due(s.eval_interval, s.steps)) {
-      const study::Scores e = evaluate(model, d, s.batch);
+      const training::Scores e = evaluate(model, d, s.batch);
       r.val_steps.push_back(static_cast<double>(r.steps_run));
       r.val_loss.push_back(e.loss());
       r.token_accuracy = e.token_accuracy();  // the last one is the final one: the last step evaluates
@@ -232,9 +232,9 @@ RunResult train_one(const std::string& placement, std::int64_t layers, const Tra
 
 // The settings as (option, value), in the order of --help: the command line that reproduces
 // the run (with --smoke, the tiny values it chose).
-study::Arguments arguments(const Settings& s) {
+training::Arguments arguments(const Settings& s) {
   auto i = [](std::int64_t v) { return std::to_string(v); };
-  study::Arguments a = {{"--placements", study::comma_list(s.placements)}, {"--layers", study::comma_list(s.layers)},
+  training::Arguments a = {{"--placements", study::comma_list(s.placements)}, {"--layers", study::comma_list(s.layers)},
                         {"--d-model", i(s.d_model)}, {"--heads", i(s.heads)}, {"--d-ff", i(s.d_ff)},
                         {"--activation", s.activation}, {"--dropout", study::fmt(s.dropout, 6)}, {"--init", s.init},
                         {"--b2t-scaling", s.b2t_scaling}};
@@ -336,7 +336,7 @@ void write_report(const std::vector<RunResult>& runs, const Settings& s, double 
      << "Training: " << study::describe(s) << ". Initialization `" << s.init
      << "`; the L^(-1/2) scaling of the block weights (`b2t_scaling`, model_init.hpp): " << scaling
      << " (`--b2t-scaling " << s.b2t_scaling << "`).\n\n"
-     << "Reproduce with:\n\n```sh\n" << study::command_line("translate", arguments(s)) << "\n```\n\n"
+     << "Reproduce with:\n\n```sh\n" << training::command_line("translate", arguments(s)) << "\n```\n\n"
      << "## Results\n\n"
      << summary_table(runs, baseline).markdown() << "\n"
      << "![validation loss](val_loss.svg)\n\n![training loss](train_loss.svg)\n\n"
@@ -423,7 +423,7 @@ int main(int argc, char** argv) {
                 static_cast<long long>(d.task.vocab().size()), static_cast<long long>(s.val_size), baseline);
 
     // ---- the runs
-    study::Progress progress(0, stdout);
+    training::Progress progress(0, stdout);
     for (auto l : s.layers) progress.total += static_cast<double>(l * s.steps) * static_cast<double>(s.placements.size());
     std::vector<RunResult> runs;
     for (auto l : s.layers)
