@@ -1,7 +1,8 @@
-// study.cpp — the shared pieces of study.hpp.
+// study.cpp — the frame of main(), the shared report pieces and the --check helpers.
 #include "study.hpp"
 
-#include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -12,90 +13,33 @@ namespace study {
 
 using namespace tapegrad;
 
-// ---------------------------------------------------------------- training settings
-
-void add_training_options(CLI::App& app, Training& t) {
-  app.add_option("--optimizer", t.optimizer, "adamw, adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adamw", "adam", "sgd"}));
-  app.add_option("--lr", t.lr, "peak learning rate, the same for every run")->check(CLI::PositiveNumber);
-  app.add_option("--weight-decay", t.weight_decay, "weight decay of the matrices (decoupled for adamw)")->check(CLI::NonNegativeNumber);
-  app.add_option("--schedule", t.schedule, "after the warm-up: cosine or linear (to --min-lr-ratio x lr), constant, noam (1/sqrt t)")
-      ->check(CLI::IsMember(training::schedule_names()));
-  app.add_option("--warmup", t.warmup, "linear warm-up steps (>= --steps: a tenth of the steps)")->check(CLI::NonNegativeNumber);
-  app.add_option("--min-lr-ratio", t.min_lr_ratio, "final lr / peak lr for cosine and linear")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--clip", t.clip, "gradient clipping at this global norm (0: off)")->check(CLI::NonNegativeNumber);
-  app.add_option("--steps", t.steps, "optimizer steps of every run")->check(CLI::PositiveNumber);
-}
-
-void smoke_training(const CLI::App& app, Training& t) {
-  unless_given(app, "--steps", t.steps, 30);
-  unless_given(app, "--warmup", t.warmup, 5);
-  unless_given(app, "--lr", t.lr, 3e-3);
-}
-
-void add_machinery_options(CLI::App& app, Machinery& m, const std::string& smoke_help, const std::string& check_help) {
-  app.add_option("--seed", m.seed, "seed of every model's initialization and of the data drawn at random (batches, held-out examples)");
-  app.add_option("--threads", m.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all cores)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--out", m.out, "folder for report.md, the CSV files and the SVG charts (created when missing)");
-  app.add_flag("--smoke", m.smoke, smoke_help);
-  app.add_flag("--check", m.check, check_help);
-}
-
-std::unique_ptr<optim::Optimizer> make_optimizer(const nn::Module& model, const Training& t) {
-  if (t.optimizer == "sgd")
-    return std::make_unique<optim::SGD>(
-        optim::weight_decay_groups(model, optim::SGDOptions(t.lr).momentum(0.9).weight_decay(t.weight_decay)));
-  const auto options = optim::AdamOptions(t.lr).betas(optim::Betas(0.9, t.beta2)).weight_decay(t.weight_decay);
-  if (t.optimizer == "adam") return std::make_unique<optim::Adam>(optim::weight_decay_groups(model, options));
-  return std::make_unique<optim::AdamW>(optim::weight_decay_groups(model, options));
-}
-
-bool RunLog::record(std::int64_t step, double loss, const training::UpdateResult& u) {
-  if (!u.ok()) {
-    diverged_at = step + 1;
-    diverged_why = u.problem;
-    return false;
+int run_main(CLI::App& app, int argc, char** argv, const Machinery& m, const Program& program) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);  // --help prints and returns 0; an invalid option is named, status 1 or more
   }
-  steps_run = step + 1;
-  train_loss.push_back(loss);
-  return true;
-}
-
-std::vector<std::int64_t> until_eos(const std::vector<std::int64_t>& seq, std::size_t begin, std::size_t end,
-                                    std::int64_t eos, bool& ended) {
-  ended = false;
-  std::vector<std::int64_t> out;
-  for (std::size_t k = begin; k < end && !ended; ++k) {
-    ended = seq[k] == eos;
-    if (!ended) out.push_back(seq[k]);
+  if (m.smoke && program.smoke) program.smoke();
+  try {
+    if (program.validate) program.validate();
+    if (m.threads > 0) set_num_threads(static_cast<int>(m.threads));
+    std::filesystem::create_directories(m.out);
+    const CheckResult check = program.run();
+    if (m.check) {
+      if (!print_problems(check.problems)) return 1;
+      std::printf("%s\n", check.passed.empty() ? (program.name + ": check passed").c_str() : check.passed.c_str());
+    }
+  } catch (const Interrupted& e) {
+    std::fprintf(stderr, "\n%s\n", e.what());
+    return 130;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", program.name.c_str(), e.what());
+    return 1;
   }
-  return out;
+  return 0;
 }
 
-std::string describe(const Training& t) {
-  std::string text = t.optimizer == "sgd" ? "SGD with momentum 0.9, L2 weight decay " + fmt(t.weight_decay)
-                                          : std::string(t.optimizer == "adam" ? "Adam" : "AdamW") + ", betas (0.9, " +
-                                                fmt(t.beta2) + "), weight decay " + fmt(t.weight_decay);
-  text += " (none on norms, biases, embeddings); " + std::to_string(t.steps) + " steps, lr " + fmt(t.lr) + ", " +
-          training::describe(t.schedule_settings());
-  return text + "; gradient clipping " + (t.clip > 0 ? "at global norm " + fmt(t.clip) : "off");
-}
-
-// ---------------------------------------------------------------- the command line
-
-training::Arguments training_arguments(const Training& t) {
-  return {{"--optimizer", t.optimizer}, {"--lr", fmt(t.lr, 6)},           {"--weight-decay", fmt(t.weight_decay, 6)},
-          {"--schedule", t.schedule},   {"--warmup", std::to_string(t.warmup)}, {"--min-lr-ratio", fmt(t.min_lr_ratio, 6)},
-          {"--clip", fmt(t.clip, 6)},   {"--steps", std::to_string(t.steps)}};
-}
-
-std::string join(const std::vector<std::string>& items, const std::string& separator) {
-  std::string out;
-  for (const auto& i : items) out += (out.empty() ? "" : separator) + i;
-  return out;
-}
-
-// ---------------------------------------------------------------- the machine
+// ---------------------------------------------------------------- report.md
 
 std::string machine_line() {
   std::string cpu = "unknown CPU";
@@ -109,34 +53,23 @@ std::string machine_line() {
          std::to_string(std::thread::hardware_concurrency()) + " hardware threads), OpenBLAS kernels " + blas_core_name();
 }
 
-// ---------------------------------------------------------------- small sums
-
-double mean(const std::vector<double>& v) {
-  double total = 0;
-  for (double x : v) total += x;
-  return v.empty() ? NAN : total / static_cast<double>(v.size());
+std::string setup_section(const std::string& timing, const Training& t, const std::string& more, const std::string& command) {
+  return "## Setup\n\nMachine: " + machine_line() + ". Whole study: " + timing + ".\n\nTraining: " + describe(t) + ". " + more +
+         "\n\nReproduce with:\n\n```sh\n" + command + "\n```\n\n";
 }
 
-double mean_of_last(const std::vector<double>& v, std::size_t n) {
-  const std::size_t k = std::min(n, v.size());
-  return mean(std::vector<double>(v.end() - static_cast<std::ptrdiff_t>(k), v.end()));
+namespace {
+const std::vector<std::string> kOutputFiles = {"report.md", "summary.csv", "curves.csv", "val_loss.svg", "train_loss.svg"};
 }
 
-std::vector<double> smooth(const std::vector<double>& v, double beta) {
-  std::vector<double> out;
-  double m = 0, correction = 1;
-  for (double x : v) {
-    m = beta * m + (1 - beta) * x;
-    correction *= beta;
-    out.push_back(m / (1 - correction));
-  }
-  return out;
-}
-
-Series loss_curve(const std::string& name, const std::vector<double>& loss, double beta, bool dashed) {
-  Series s{name, {}, smooth(loss, beta), dashed};
-  for (std::size_t i = 1; i <= s.y.size(); ++i) s.x.push_back(static_cast<double>(i));
-  return s;
+void write_outputs(const Outputs& o, const std::string& dir, const std::string& timing) {
+  o.summary.write_csv(dir + "/summary.csv");
+  o.curves.write_csv(dir + "/curves.csv");
+  o.val_loss.write_svg(dir + "/val_loss.svg");
+  o.train_loss.write_svg(dir + "/train_loss.svg");
+  io::write_file_atomic(dir + "/report.md", o.report);
+  std::printf("\n%s\nwrote %s/%s; whole study %s\n", o.summary.markdown().c_str(), dir.c_str(), join(kOutputFiles).c_str(),
+              timing.c_str());
 }
 
 // ---------------------------------------------------------------- --check
@@ -159,6 +92,23 @@ std::vector<std::string> check_csv_header(const std::string& path, const std::ve
   std::getline(csv, header);
   if (header == join(columns, ",")) return {};
   return {path + ": header is '" + header + "', expected '" + join(columns, ",") + "'"};
+}
+
+std::vector<std::string> check_outputs_written(const std::string& dir, const std::vector<std::string>& summary_columns) {
+  std::vector<std::string> problems = check_files(dir, kOutputFiles);
+  for (const std::string& p : check_csv_header(dir + "/summary.csv", summary_columns)) problems.push_back(p);
+  return problems;
+}
+
+void check_trained(const std::string& name, const RunLog& r, double first, double last, std::vector<std::string>& problems) {
+  for (double v : r.train_loss)
+    if (!std::isfinite(v)) problems.push_back(name + ": non-finite training loss");
+  if (!std::isfinite(last)) problems.push_back(name + ": non-finite validation loss");
+  else if (!(last < first)) problems.push_back(name + ": validation loss did not fall (" + fmt(first) + " -> " + fmt(last) + ")");
+}
+
+void check_share(const std::string& name, const std::string& what, double share, std::vector<std::string>& problems) {
+  if (!(share >= 0 && share <= 1)) problems.push_back(name + ": " + what + " out of [0, 1]");
 }
 
 bool print_problems(const std::vector<std::string>& problems) {

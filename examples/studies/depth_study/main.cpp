@@ -10,19 +10,16 @@
 //   depth_study --placements post,pre,deepnorm --depths 6,24 --init pytorch
 //   depth_study --smoke --check --out /tmp/ds     # seconds; exits non-zero unless the outputs are sane
 //
-// The pieces: depth_study/variants (the placements by name), runs (build, measure, train),
-// outputs and report_md (what is written), check (--check).
-#include <CLI/CLI.hpp>
-
+// The pieces: variants (the placements by name), runs (build, measure, train), outputs and
+// report_md (what is written), check (--check); the frame of main() is common/study.hpp's.
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
 
-#include "common/study.hpp"
-#include "common/report.hpp"
+#include <CLI/CLI.hpp>
 
+#include "common/study.hpp"
 #include "check.hpp"
 #include "outputs.hpp"
 
@@ -57,20 +54,18 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
 std::string full_command(const Settings& s) {
   const TrainOptions& t = s.train;
   auto i = [](std::int64_t v) { return std::to_string(v); };
-  training::Arguments a;
-  if (!s.data.empty()) a.push_back({"--data", s.data});
-  a.push_back({"--tokenizer", s.tokenizer});
-  if (s.tokenizer == "bpe") a.push_back({"--bpe-vocab", i(s.bpe_vocab)});
-  a.insert(a.end(), {{"--placements", study::comma_list(s.placements)}, {"--depths", study::comma_list(s.depths)},
-                     {"--init", study::comma_list(s.inits)}, {"--compare-inits", study::comma_list(s.compare_inits)},
-                     {"--d-model", i(s.shape.d_model)}, {"--heads", i(s.shape.heads)}, {"--seq-len", i(s.shape.seq_len)},
-                     {"--batch", i(t.batch)}});
-  for (const auto& option : study::training_arguments(t)) a.push_back(option);
-  a.insert(a.end(), {{"--probe-batch", i(s.probe_batch)}, {"--eval-batches", i(s.eval_batches)},
-                     {"--sweep-depth", i(s.sweep_depth)}, {"--sweep-steps", i(s.sweep_steps)}});
-  if (!s.sweep_lrs.empty()) a.push_back({"--sweep-lrs", study::comma_list(s.sweep_lrs)});
-  a.insert(a.end(), {{"--seed", std::to_string(s.seed)}, {"--threads", i(s.threads)}, {"--out", s.out}});
-  return training::command_line("depth_study", a);
+  training::Arguments subject, after;
+  if (!s.data.empty()) subject.push_back({"--data", s.data});
+  subject.push_back({"--tokenizer", s.tokenizer});
+  if (s.tokenizer == "bpe") subject.push_back({"--bpe-vocab", i(s.bpe_vocab)});
+  subject.insert(subject.end(), {{"--placements", study::comma_list(s.placements)}, {"--depths", study::comma_list(s.depths)},
+                                 {"--init", study::comma_list(s.inits)}, {"--compare-inits", study::comma_list(s.compare_inits)},
+                                 {"--d-model", i(s.shape.d_model)}, {"--heads", i(s.shape.heads)},
+                                 {"--seq-len", i(s.shape.seq_len)}, {"--batch", i(t.batch)}});
+  after = {{"--probe-batch", i(s.probe_batch)}, {"--eval-batches", i(s.eval_batches)}, {"--sweep-depth", i(s.sweep_depth)},
+           {"--sweep-steps", i(s.sweep_steps)}};
+  if (!s.sweep_lrs.empty()) after.push_back({"--sweep-lrs", study::comma_list(s.sweep_lrs)});
+  return training::command_line("depth_study", study::study_arguments(subject, t, after, s));
 }
 
 // What a model that ignores the context can reach: the train split's unigram model
@@ -123,164 +118,160 @@ void add_options(CLI::App& app, Settings& s) {
   app.footer(footer);
 }
 
+// Settles the settings that follow from others; throws on those that cannot run.
+void validate(Settings& s) {
+  std::erase(s.compare_inits, std::string());
+  if (s.sweep_steps == 0) s.sweep_lrs.clear();
+  study::require_heads_divide(s.shape.d_model, s.shape.heads);
+}
+
+// The runs of the plan (trained, the sweep, at initialization only), then the outputs.
+study::CheckResult run_study(Settings& s, const std::string& invoked) {
+  TrainOptions& t = s.train;
+  std::signal(SIGINT, on_sigint);
+  SetupInfo info;
+  info.command = full_command(s) + "\n# as invoked: " + invoked;
+  info.threads = get_num_threads();
+
+  // ---- data: the same tokens, probe batch and validation batches for every run
+  const data::Corpus corpus = s.data.empty() ? data::Corpus::default_corpus() : data::Corpus::from_files({s.data});
+  std::unique_ptr<data::Tokenizer> tokenizer;
+  if (s.tokenizer == "bpe")
+    tokenizer = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::train(corpus.texts(), s.bpe_vocab));
+  else
+    tokenizer = std::make_unique<data::CharTokenizer>(data::CharTokenizer::from_texts(corpus.texts()));
+  const data::TokenStream stream(corpus, *tokenizer, 0.1);
+  const std::int64_t V = tokenizer->vocab_size();
+  const Data data = make_data(stream, V, s.probe_batch, s.eval_batches, t.batch, s.shape.seq_len);
+  t.seq_len = s.shape.seq_len;
+  t.batch_seed = s.seed ^ 0x5eedULL;
+  info.data = std::to_string(corpus.names().size()) + " file(s), " + std::to_string(corpus.num_bytes()) + " bytes" +
+              (s.data.empty() ? " (the default corpus: the licence texts of /usr/share/common-licenses)" : ": " + s.data);
+  info.tokenizer = tokenizer->name();
+  info.vocab_size = V;
+  info.train_tokens = stream.size(data::Split::train);
+  info.val_tokens = stream.size(data::Split::val);
+  unigram_baselines(stream, data, info);
+  std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
+              "%.4f (validation batches) nats/token\n",
+              info.data.c_str(), info.tokenizer.c_str(), static_cast<long long>(V), static_cast<long long>(info.train_tokens),
+              static_cast<long long>(info.val_tokens), info.unigram_train, info.unigram_validation);
+  std::printf("rerun with: %s\n", full_command(s).c_str());
+
+  // ---- the plan, and its cost in units of (depth + 1) × steps
+  const double probe_cost = 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(t.batch);
+  training::Progress progress(0);
+  info.load_start = progress.load_at_start;
+  for (const auto& init : s.all_inits())
+    for (auto depth : s.depths)
+      progress.total += static_cast<double>(s.placements.size() * (depth + 1)) *
+                        (s.is_trained(init) ? static_cast<double>(t.steps) + 2 * probe_cost + s.eval_batches : probe_cost);
+  progress.total += static_cast<double>(s.placements.size() * s.sweep_lrs.size() * (s.sweep_depth + 1)) *
+                    static_cast<double>(s.sweep_steps + s.eval_batches);
+  const std::size_t n_runs = s.all_inits().size() * s.depths.size() * s.placements.size();
+  const std::size_t n_trained = s.inits.size() * s.depths.size() * s.placements.size();
+  std::printf("plan: %zu trained runs of %lld steps, %zu measured at initialization only, %zu sweep runs of %lld steps\n",
+              n_trained, static_cast<long long>(t.steps), n_runs - n_trained, s.placements.size() * s.sweep_lrs.size(),
+              static_cast<long long>(s.sweep_steps));
+  std::fflush(stdout);
+
+  std::vector<RunRecord> runs;
+  double worst_mismatch = 0;
+  auto train_with_progress = [&](nn::TransformerLM& model, const TrainOptions& o, std::int64_t depth, const std::string& what) {
+    return train(model, data, o, [&](std::int64_t step, double loss) {
+      progress.done += static_cast<double>(depth + 1);
+      char line[200];
+      std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f", what.c_str(), static_cast<long long>(step),
+                    static_cast<long long>(o.steps), loss);
+      progress.show(line);
+      return !interrupted;
+    });
+  };
+  auto run_init = [&](const std::string& init) {
+    for (std::int64_t depth : s.depths)
+      for (const std::string& name : s.placements) {
+        if (interrupted) return;
+        RunRecord r;
+        r.init = init;
+        r.variant = &variant_from_name(name);
+        r.depth = depth;
+        const std::string what = "run " + std::to_string(runs.size() + 1) + "/" + std::to_string(n_runs) + " " +
+                                 r.variant->label + " L=" + std::to_string(depth) + " init " + init;
+        auto model = build_model(*r.variant, depth, init, s.shape, V, s.seed);
+        r.parameters = model->num_parameters();
+        if (s.check) worst_mismatch = std::max(worst_mismatch, probe_forward_mismatch(*model, data.probe));
+        r.at_init = measure(*model, data.probe);
+        progress.done += static_cast<double>(depth + 1) * probe_cost;
+        r.trained = s.is_trained(init);
+        std::string summary = what + ": at init ‖∇ block 1‖/‖∇ block L‖ " + study::fmt(bottom_to_top_ratio(r.at_init), 3);
+        if (r.trained) {
+          r.train = train_with_progress(*model, t, depth, what);
+          if (r.train.interrupted) return;
+          progress.done += static_cast<double>((depth + 1) * s.eval_batches);
+          if (r.train.status != "non-finite") {
+            r.after = measure(*model, data.probe);
+            r.has_after = true;
+            progress.done += static_cast<double>(depth + 1) * probe_cost;
+          }
+          summary += ", loss " + study::fmt(r.train.initial_loss) + " -> " + study::fmt(r.train.final_loss) + ", val " +
+                     study::fmt(r.train.val_loss) + " (" + r.train.status + ")";
+        }
+        progress.line(summary);
+        runs.push_back(std::move(r));
+      }
+  };
+  // The trained runs, the sweep, then the quick at-initialization comparisons.
+  for (const std::string& init : s.inits) run_init(init);
+  std::vector<SweepRecord> sweep;
+  for (const std::string& name : s.placements)
+    for (double lr : s.sweep_lrs) {
+      if (interrupted) break;
+      SweepRecord w{s.inits.front(), &variant_from_name(name), s.sweep_depth, lr, {}};
+      auto model = build_model(*w.variant, w.depth, w.init, s.shape, V, s.seed);
+      TrainOptions o = t;
+      o.steps = s.sweep_steps;
+      o.lr = lr;
+      const std::string what = "sweep " + std::to_string(sweep.size() + 1) + "/" +
+                               std::to_string(s.placements.size() * s.sweep_lrs.size()) + " " + w.variant->label +
+                               " L=" + std::to_string(w.depth) + " lr " + study::fmt(lr);
+      w.train = train_with_progress(*model, o, w.depth, what);
+      if (w.train.interrupted) break;
+      progress.done += static_cast<double>((w.depth + 1) * s.eval_batches);
+      progress.line(what + ": val " + study::fmt(w.train.val_loss) + " (" + w.train.status + ")");
+      sweep.push_back(std::move(w));
+    }
+  for (const std::string& init : s.all_inits())
+    if (!s.is_trained(init)) run_init(init);
+  if (interrupted) throw study::Interrupted("interrupted: nothing written (files of earlier runs in " + s.out + " are untouched)");
+
+  // ---- outputs
+  info.seconds = progress.elapsed();
+  info.load_end = training::load_average();
+  const std::vector<std::string> written = write_outputs(s.out, s, info, runs, sweep);
+  std::printf("wrote %zu files into %s: report.md, %zu CSV files, %zu SVG charts\n", written.size(), s.out.c_str(),
+              csv_specs().size(), written.size() - csv_specs().size() - 1);
+  std::printf("total time %s (%.1f s) on %d thread(s); load average at the start %s, at the end %s\n",
+              training::clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(),
+              info.load_end.c_str());
+  if (!s.check) return {};
+  std::vector<std::string> problems = check_outputs(s.out, written, s);
+  if (worst_mismatch > 1e-4)
+    problems.push_back("the probe forward pass differs from TransformerLM::forward by " + study::fmt(worst_mismatch));
+  return {problems, "depth_study: all checks passed (" + std::to_string(written.size()) +
+                        " files, probe forward matches the model's to " + study::fmt(worst_mismatch, 2) + ")"};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Settings s;
-  TrainOptions& t = s.train;
   CLI::App app{"Gradients, activations, layer collapse and training of transformer LMs by norm placement and depth. "
                "Writes report.md, CSV files and SVG charts into --out."};
   add_options(app, s);
-  CLI11_PARSE(app, argc, argv);
-  if (s.smoke) apply_smoke_sizes(s, app);
-  std::erase(s.compare_inits, std::string());
-  if (s.sweep_steps == 0) s.sweep_lrs.clear();
-
   const std::string invoked = training::invoked_command("depth_study", argc, argv);
-
-  try {
-    if (s.shape.d_model % s.shape.heads != 0)
-      throw std::invalid_argument("--heads " + std::to_string(s.shape.heads) + " does not divide --d-model " + std::to_string(s.shape.d_model));
-    if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
-    std::signal(SIGINT, on_sigint);
-    SetupInfo info;
-    info.command = full_command(s) + "\n# as invoked: " + invoked;
-    info.threads = get_num_threads();
-
-    // ---- data: the same tokens, probe batch and validation batches for every run
-    const data::Corpus corpus = s.data.empty() ? data::Corpus::default_corpus() : data::Corpus::from_files({s.data});
-    std::unique_ptr<data::Tokenizer> tokenizer;
-    if (s.tokenizer == "bpe")
-      tokenizer = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::train(corpus.texts(), s.bpe_vocab));
-    else
-      tokenizer = std::make_unique<data::CharTokenizer>(data::CharTokenizer::from_texts(corpus.texts()));
-    const data::TokenStream stream(corpus, *tokenizer, 0.1);
-    const std::int64_t V = tokenizer->vocab_size();
-    const Data data = make_data(stream, V, s.probe_batch, s.eval_batches, t.batch, s.shape.seq_len);
-    t.seq_len = s.shape.seq_len;
-    t.batch_seed = s.seed ^ 0x5eedULL;
-    info.data = std::to_string(corpus.names().size()) + " file(s), " + std::to_string(corpus.num_bytes()) + " bytes" +
-                (s.data.empty() ? " (the default corpus: the licence texts of /usr/share/common-licenses)" : ": " + s.data);
-    info.tokenizer = tokenizer->name();
-    info.vocab_size = V;
-    info.train_tokens = stream.size(data::Split::train);
-    info.val_tokens = stream.size(data::Split::val);
-    unigram_baselines(stream, data, info);
-    std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
-                "%.4f (validation batches) nats/token\n",
-                info.data.c_str(), info.tokenizer.c_str(), static_cast<long long>(V), static_cast<long long>(info.train_tokens),
-                static_cast<long long>(info.val_tokens), info.unigram_train, info.unigram_validation);
-    std::printf("rerun with: %s\n", full_command(s).c_str());
-
-    // ---- the plan, and its cost in units of (depth + 1) × steps
-    const double probe_cost = 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(t.batch);
-    training::Progress progress(0);
-    info.load_start = progress.load_at_start;
-    for (const auto& init : s.all_inits())
-      for (auto depth : s.depths)
-        progress.total += static_cast<double>(s.placements.size() * (depth + 1)) *
-                          (s.is_trained(init) ? static_cast<double>(t.steps) + 2 * probe_cost + s.eval_batches : probe_cost);
-    progress.total += static_cast<double>(s.placements.size() * s.sweep_lrs.size() * (s.sweep_depth + 1)) *
-                      static_cast<double>(s.sweep_steps + s.eval_batches);
-    const std::size_t n_runs = s.all_inits().size() * s.depths.size() * s.placements.size();
-    const std::size_t n_trained = s.inits.size() * s.depths.size() * s.placements.size();
-    std::printf("plan: %zu trained runs of %lld steps, %zu measured at initialization only, %zu sweep runs of %lld steps\n",
-                n_trained, static_cast<long long>(t.steps), n_runs - n_trained, s.placements.size() * s.sweep_lrs.size(),
-                static_cast<long long>(s.sweep_steps));
-    std::fflush(stdout);
-
-    std::vector<RunRecord> runs;
-    double worst_mismatch = 0;
-    auto train_with_progress = [&](nn::TransformerLM& model, const TrainOptions& o, std::int64_t depth, const std::string& what) {
-      return train(model, data, o, [&](std::int64_t step, double loss) {
-        progress.done += static_cast<double>(depth + 1);
-        char line[200];
-        std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f", what.c_str(), static_cast<long long>(step),
-                      static_cast<long long>(o.steps), loss);
-        progress.show(line);
-        return !interrupted;
-      });
-    };
-    auto run_init = [&](const std::string& init) {
-      for (std::int64_t depth : s.depths)
-        for (const std::string& name : s.placements) {
-          if (interrupted) return;
-          RunRecord r;
-          r.init = init;
-          r.variant = &variant_from_name(name);
-          r.depth = depth;
-          const std::string what = "run " + std::to_string(runs.size() + 1) + "/" + std::to_string(n_runs) + " " +
-                                   r.variant->label + " L=" + std::to_string(depth) + " init " + init;
-          auto model = build_model(*r.variant, depth, init, s.shape, V, s.seed);
-          r.parameters = model->num_parameters();
-          if (s.check) worst_mismatch = std::max(worst_mismatch, probe_forward_mismatch(*model, data.probe));
-          r.at_init = measure(*model, data.probe);
-          progress.done += static_cast<double>(depth + 1) * probe_cost;
-          r.trained = s.is_trained(init);
-          std::string summary = what + ": at init ‖∇ block 1‖/‖∇ block L‖ " + study::fmt(bottom_to_top_ratio(r.at_init), 3);
-          if (r.trained) {
-            r.train = train_with_progress(*model, t, depth, what);
-            if (r.train.interrupted) return;
-            progress.done += static_cast<double>((depth + 1) * s.eval_batches);
-            if (r.train.status != "non-finite") {
-              r.after = measure(*model, data.probe);
-              r.has_after = true;
-              progress.done += static_cast<double>(depth + 1) * probe_cost;
-            }
-            summary += ", loss " + study::fmt(r.train.initial_loss) + " -> " + study::fmt(r.train.final_loss) + ", val " +
-                       study::fmt(r.train.val_loss) + " (" + r.train.status + ")";
-          }
-          progress.line(summary);
-          runs.push_back(std::move(r));
-        }
-    };
-    // The trained runs, the sweep, then the quick at-initialization comparisons.
-    for (const std::string& init : s.inits) run_init(init);
-    std::vector<SweepRecord> sweep;
-    for (const std::string& name : s.placements)
-      for (double lr : s.sweep_lrs) {
-        if (interrupted) break;
-        SweepRecord w{s.inits.front(), &variant_from_name(name), s.sweep_depth, lr, {}};
-        auto model = build_model(*w.variant, w.depth, w.init, s.shape, V, s.seed);
-        TrainOptions o = t;
-        o.steps = s.sweep_steps;
-        o.lr = lr;
-        const std::string what = "sweep " + std::to_string(sweep.size() + 1) + "/" +
-                                 std::to_string(s.placements.size() * s.sweep_lrs.size()) + " " + w.variant->label +
-                                 " L=" + std::to_string(w.depth) + " lr " + study::fmt(lr);
-        w.train = train_with_progress(*model, o, w.depth, what);
-        if (w.train.interrupted) break;
-        progress.done += static_cast<double>((w.depth + 1) * s.eval_batches);
-        progress.line(what + ": val " + study::fmt(w.train.val_loss) + " (" + w.train.status + ")");
-        sweep.push_back(std::move(w));
-      }
-    for (const std::string& init : s.all_inits())
-      if (!s.is_trained(init)) run_init(init);
-    if (interrupted) {
-      std::fprintf(stderr, "\ninterrupted: nothing written (files of earlier runs in %s are untouched)\n", s.out.c_str());
-      return 130;
-    }
-
-    // ---- outputs
-    info.seconds = progress.elapsed();
-    info.load_end = training::load_average();
-    const std::vector<std::string> written = write_outputs(s.out, s, info, runs, sweep);
-    std::printf("wrote %zu files into %s: report.md, %zu CSV files, %zu SVG charts\n", written.size(), s.out.c_str(),
-                csv_specs().size(), written.size() - csv_specs().size() - 1);
-    std::printf("total time %s (%.1f s) on %d thread(s); load average at the start %s, at the end %s\n",
-                training::clock_str(info.seconds).c_str(), info.seconds, info.threads, info.load_start.c_str(),
-                info.load_end.c_str());
-    if (s.check) {
-      std::vector<std::string> problems = check_outputs(s.out, written, s);
-      if (worst_mismatch > 1e-4)
-        problems.push_back("the probe forward pass differs from TransformerLM::forward by " + study::fmt(worst_mismatch));
-      if (!study::print_problems(problems)) return 1;
-      std::printf("depth_study: all checks passed (%zu files, probe forward matches the model's to %s)\n", written.size(),
-                  study::fmt(worst_mismatch, 2).c_str());
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "depth_study: error: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  const study::Program program{.name = "depth_study",
+                               .smoke = [&] { apply_smoke_sizes(s, app); },
+                               .validate = [&] { validate(s); },
+                               .run = [&] { return run_study(s, invoked); }};
+  return study::run_main(app, argc, argv, s, program);
 }

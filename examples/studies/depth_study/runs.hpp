@@ -16,7 +16,7 @@
 
 #include <tapegrad/tapegrad.hpp>
 
-#include "common/study.hpp"
+#include "common/settings.hpp"
 
 #include "variants.hpp"
 
