@@ -1,6 +1,6 @@
-// depth_study/main.cpp — how deep can each residual/norm placement go? For every placement (no
-// residual, Post-LN, Pre-LN, B2T; optionally DeepNorm, ReZero, RMSNorm, a 1/√2 residual scale)
-// and every depth, on the same data and seed, it measures at initialization and after a short
+// depth_study/main.cpp — how deep can each residual/norm placement go? For every placement (by
+// default no residual, Post-LN, Pre-LN, B2T; any other of the placement registry, and RMSNorm,
+// 1/√2-residual and scaled-init variants on request) and every depth, on the same data and seed, it measures at initialization and after a short
 // training: the gradient norm of each block (do gradients vanish or explode toward the
 // bottom?), the gradient reaching the embeddings, the activation RMS and the cosine between
 // consecutive layers (layer collapse); then the loss curves at one learning rate and a small
@@ -86,14 +86,12 @@ void unigram_baselines(const data::TokenStream& stream, const Data& data, SetupI
 // Every setting of Settings as a command-line option.
 void add_options(CLI::App& app, Settings& s) {
   TrainOptions& t = s.train;
-  std::vector<std::string> placement_names;
-  for (const Variant& v : all_variants()) placement_names.push_back(v.name);
   const std::vector<std::string> init_names = {"gpt2", "pytorch", "xavier"};
   app.add_option("--data", s.data, "text file to train on (default: the licence texts in /usr/share/common-licenses)");
   app.add_option("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
   app.add_option("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(CLI::Range(257, 65536));
-  app.add_option("--placements", s.placements, "comma-separated, from: " + variant_names())
-      ->delimiter(',')->check(CLI::IsMember(placement_names));
+  app.add_option("--placements", s.placements, "comma-separated, from the list below")
+      ->delimiter(',')->check(CLI::IsMember(variant_names()));
   app.add_option("--depths", s.depths, "comma-separated numbers of blocks")->delimiter(',')->check(CLI::Range(1, 1024));
   app.add_option("--init", s.inits, "init of the trained runs, comma-separated: gpt2, pytorch, xavier")
       ->delimiter(',')->check(CLI::IsMember(init_names));
@@ -113,9 +111,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--sweep-lrs", s.sweep_lrs, "comma-separated learning rates of the sweep")->delimiter(',')->check(CLI::PositiveNumber);
   study::add_machinery_options(app, s, "tiny sizes (depths 2,3, d_model 16, 40 steps) for any size not given: a few seconds",
                                "exit non-zero unless the outputs exist and hold sane values, and Pre-LN's loss fell");
-  std::string footer = "Placements (F: attention, then the feed-forward network; LN: LayerNorm):";
-  for (const Variant& v : all_variants()) footer += "\n  " + v.name + std::string(14 - v.name.size(), ' ') + v.formula;
-  app.footer(footer);
+  app.footer(variant_help());
 }
 
 // Settles the settings that follow from others; throws on those that cannot run.

@@ -32,7 +32,8 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
   for (auto lr : s.sweep_lrs) lrs.push_back(fmt(lr));
   for (const auto& name : s.placements) {
     const Variant& v = variant_from_name(name);
-    variants.push_back(v.label + " (`" + v.name + "`): " + v.formula);
+    const bool alpha_is_one = tapegrad::nn::placement_info(v.placement).residual_scale && v.residual_scale == 1;
+    variants.push_back(v.label + " (`" + v.name + "`): " + v.formula + (alpha_is_one ? " (α = 1)" : ""));
   }
   study::Table setup({"setting", "value"});
   setup.add({"data", info.data});
