@@ -2,8 +2,9 @@
 //
 // A Seq2SeqTransformer learns TranslationTask, a toy language pair (SVO English-like source,
 // SOV target with case particles, a plural marker and object agreement), once per placement
-// (Post-LN, Pre-LN, B2T) and depth (layers per side), with the same seed, initial weights
-// drawn the same way, the same batches and the same held-out set:
+// and depth (layers per side), with the same seed, initial weights drawn the same way, the
+// same batches and the same held-out set. By default the placements are these three (any
+// placement of the registry can be named: --help lists them with their formulas):
 //
 //   post  y = LN(x + F(x))             the original Transformer; deep stacks are known to be hard
 //   pre   y = x + F(LN(x))             trains deep stacks, ends each side with a final LN
@@ -40,8 +41,10 @@ using namespace translate;
 namespace {
 
 void add_options(CLI::App& app, Settings& s) {
-  app.add_option("--placements", s.placements, "comma-separated placements: post, pre, b2t, deepnorm, rezero")
-      ->delimiter(',')->check(CLI::IsMember({"post", "pre", "b2t", "deepnorm", "rezero"}));
+  std::vector<std::string> placements;  // every registered placement (nn/placement/placement.hpp)
+  for (const nn::PlacementInfo& p : nn::placement_registry()) placements.push_back(p.name);
+  app.add_option("--placements", s.placements, "comma-separated, from the list below")
+      ->delimiter(',')->check(CLI::IsMember(placements));
   app.add_option("--layers", s.layers, "comma-separated depths, layers per side (encoder and decoder)")
       ->delimiter(',')->check(CLI::Range(1, 256));
   app.add_option("--d-model", s.d_model, "model width")->check(CLI::PositiveNumber);
@@ -60,6 +63,7 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--examples", s.examples, "greedy decodings shown per run")->check(CLI::NonNegativeNumber);
   study::add_machinery_options(app, s, "tiny sizes and a few steps (options given explicitly still apply)",
                                "exit 1 unless the outputs exist, hold finite values and the loss fell");
+  app.footer(nn::placement_help() + "translate has no --residual-scale: α is 1 (DeepNorm's comes from the depths).");
 }
 
 // --smoke: tiny defaults for every option not given on the command line.
