@@ -6,7 +6,7 @@
 //     schedule.apply(step)                   the lr of this step
 //     loss = batch_loss(step)                the study draws the step's batch, runs the forward pass
 //     u = training::update(optimizer, loss)  backward, health check, clip at t.clip, step
-//     log.record(step, loss, u)              or stop: a NaN/Inf loss or gradient, the run diverged
+//     log.record(step, loss, lr, u)          or stop: a NaN/Inf loss or gradient, the run diverged
 //     every eval_interval steps, and after the last: validate(); a NaN/Inf validation loss
 //       (finite gradients, but an update that overflowed) stops the run as diverged too
 //     progress.show("pre L=6  step 30/300  loss 2.31  val 2.40  |g| 0.52")
