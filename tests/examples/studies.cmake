@@ -1,23 +1,28 @@
-# studies.cmake — the studies' smoke tests.
-# Tiny sizes, a few steps: --check reads the outputs back (files present, expected CSV
-# columns, finite numbers outside diverged runs, Pre-LN's loss fell) and prints the last
+# The smoke tests of the studies (examples/studies/), include()d from
+# tests/examples/CMakeLists.txt with TAPEGRAD_BUILD_TESTS on and the study targets defined.
+# Each writes its outputs under build/examples/, as the studies' docs show them.
+
+# depth_study. Tiny sizes, a few steps: --check reads the outputs back (files present, expected
+# CSV columns, finite numbers outside diverged runs, Pre-LN's loss fell) and prints the last
 # line only when all of it holds.
 add_test(NAME examples.depth_study_smoke
-  COMMAND depth_study --smoke --check --out ${CMAKE_CURRENT_BINARY_DIR}/depth_study_test)
+  COMMAND depth_study --smoke --check --out ${CMAKE_BINARY_DIR}/examples/depth_study_test)
 set_tests_properties(examples.depth_study_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "plan: 8 trained runs of 40 steps, 16 measured at initialization only, 8 sweep runs.*depth_study: all checks passed \\([0-9]+ files")
 # An unknown placement is refused, naming it.
 add_test(NAME examples.depth_study_rejects_placement COMMAND depth_study --placements pre,postln --smoke)
 set_tests_properties(examples.depth_study_rejects_placement PROPERTIES PASS_REGULAR_EXPRESSION "--placements: postln not in")
-# Two tiny depths, 30 steps: the report files must exist, the values be finite and the
-# validation loss fall for every run that did not diverge; the last line only prints then.
+
+# translate. Two tiny depths, 30 steps: the report files must exist, the values be finite and
+# the validation loss fall for every run that did not diverge; the last line only prints then.
 add_test(NAME examples.translate_smoke
-  COMMAND translate --smoke --check --threads 1 --out ${CMAKE_CURRENT_BINARY_DIR}/translate_test)
+  COMMAND translate --smoke --check --threads 1 --out ${CMAKE_BINARY_DIR}/examples/translate_test)
 set_tests_properties(examples.translate_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| post \\| 1 \\|.*\\| b2t \\| 2 \\|.*translate: check passed")
-# One tiny layer, 30 steps per variant: the report files must exist, the values be finite and
-# the validation loss fall for both variants; the last line only prints then.
+
+# adaln_conditional. One tiny layer, 30 steps per variant: the report files must exist, the
+# values be finite and the validation loss fall for both variants; the last line only prints then.
 add_test(NAME examples.adaln_conditional_smoke
-  COMMAND adaln_conditional --smoke --check --threads 1 --out ${CMAKE_CURRENT_BINARY_DIR}/adaln_conditional_test)
+  COMMAND adaln_conditional --smoke --check --threads 1 --out ${CMAKE_BINARY_DIR}/examples/adaln_conditional_test)
 set_tests_properties(examples.adaln_conditional_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| adaln_zero \\| sort \\|.*\\| task_token \\| all \\|.*adaln_conditional: check passed")

@@ -1,4 +1,5 @@
-// report.hpp — what the study examples write: CSV files, Markdown tables and SVG line charts.
+// report.hpp — what the study examples write: CSV files, Markdown tables and SVG line charts,
+// and the small sums (the mean of a tail, a smoothed curve) that their reports quote.
 // No plotting library: an SVG chart is a few dozen lines of text that any browser (and
 // GitHub's Markdown view) displays, so the studies need nothing beyond the compiler.
 //
@@ -22,6 +23,8 @@ namespace study {
 
 // A number as text: 4 significant digits, "nan" / "inf" spelled out (diverged runs).
 std::string fmt(double v, int significant = 4);
+// "a, b, c"
+std::string join(const std::vector<std::string>& items, const std::string& separator = ", ");
 
 class Table {
  public:
@@ -59,5 +62,17 @@ struct LineChart {
   std::string svg() const;
   void write_svg(const std::string& path) const;  // atomically
 };
+
+// ---------------------------------------------------------------- small sums
+
+// Mean of v; NaN when v is empty.
+double mean(const std::vector<double>& v);
+// Mean of the last n values (fewer when v is shorter); NaN when v is empty.
+double mean_of_last(const std::vector<double>& v, std::size_t n);
+// Exponential moving average with bias correction, as Adam's moments:
+// m_t = β·m_{t−1} + (1 − β)·v_t, smoothed_t = m_t / (1 − β^t).
+std::vector<double> smooth(const std::vector<double>& v, double beta);
+// A training-loss curve for a chart: x = step 1, 2, ..., y = smooth(loss, beta).
+Series loss_curve(const std::string& name, const std::vector<double>& loss, double beta, bool dashed = false);
 
 }  // namespace study

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include <study/common.hpp>
+#include "common/study.hpp"
 #include <tapegrad/io/file.hpp>
 
 #include "outputs.hpp"

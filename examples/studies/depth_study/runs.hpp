@@ -16,7 +16,7 @@
 
 #include <tapegrad/tapegrad.hpp>
 
-#include <study/common.hpp>
+#include "common/settings.hpp"
 
 #include "variants.hpp"
 
@@ -71,8 +71,8 @@ struct TrainOptions : study::Training {  // the optimizer, the schedule, the ste
 
 struct TrainResult {
   std::vector<double> loss, lr;  // [s] = training loss and lr of step s + 1
-  // "ok"; "non-finite" (the loss became NaN or Inf: the run stopped there); or "no progress"
-  // (the final training loss is not below the loss of the first step).
+  // "ok"; "non-finite" (the loss or a gradient became NaN or Inf: the run stopped there); or
+  // "no progress" (the final training loss is not below the loss of the first step).
   std::string status = "ok";
   double initial_loss = 0;  // loss of step 1, before any update
   double final_loss = 0;    // mean training loss over the last tenth of the steps

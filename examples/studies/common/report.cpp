@@ -1,4 +1,4 @@
-// report.cpp — CSV, Markdown and SVG writers of report.hpp.
+// report.cpp — CSV, Markdown and SVG writers of report.hpp, and its small sums.
 #include "report.hpp"
 
 #include <algorithm>
@@ -18,6 +18,12 @@ std::string fmt(double v, int significant) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.*g", significant, v);
   return buf;
+}
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : separator) + i;
+  return out;
 }
 
 Table::Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
@@ -193,5 +199,35 @@ std::string LineChart::svg() const {
 }
 
 void LineChart::write_svg(const std::string& path) const { tapegrad::io::write_file_atomic(path, svg()); }
+
+// ---------------------------------------------------------------- small sums
+
+double mean(const std::vector<double>& v) {
+  double total = 0;
+  for (double x : v) total += x;
+  return v.empty() ? NAN : total / static_cast<double>(v.size());
+}
+
+double mean_of_last(const std::vector<double>& v, std::size_t n) {
+  const std::size_t k = std::min(n, v.size());
+  return mean(std::vector<double>(v.end() - static_cast<std::ptrdiff_t>(k), v.end()));
+}
+
+std::vector<double> smooth(const std::vector<double>& v, double beta) {
+  std::vector<double> out;
+  double m = 0, correction = 1;
+  for (double x : v) {
+    m = beta * m + (1 - beta) * x;
+    correction *= beta;
+    out.push_back(m / (1 - correction));
+  }
+  return out;
+}
+
+Series loss_curve(const std::string& name, const std::vector<double>& loss, double beta, bool dashed) {
+  Series s{name, {}, smooth(loss, beta), dashed};
+  for (std::size_t i = 1; i <= s.y.size(); ++i) s.x.push_back(static_cast<double>(i));
+  return s;
+}
 
 }  // namespace study

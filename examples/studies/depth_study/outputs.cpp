@@ -4,8 +4,8 @@
 #include <cmath>
 #include <filesystem>
 
-#include <study/common.hpp>
-#include <study/report.hpp>
+#include "common/study.hpp"
+#include "common/report.hpp"
 
 namespace depth_study {
 

@@ -3,8 +3,8 @@
 // gives a number or names a winner is computed from this run's results.
 #include <cmath>
 #include <sstream>
-#include <study/common.hpp>
-#include <study/report.hpp>
+#include "common/study.hpp"
+#include "common/report.hpp"
 
 #include "outputs.hpp"
 
@@ -32,7 +32,8 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
   for (auto lr : s.sweep_lrs) lrs.push_back(fmt(lr));
   for (const auto& name : s.placements) {
     const Variant& v = variant_from_name(name);
-    variants.push_back(v.label + " (`" + v.name + "`): " + v.formula);
+    const bool alpha_is_one = tapegrad::nn::placement_info(v.placement).residual_scale && v.residual_scale == 1;
+    variants.push_back(v.label + " (`" + v.name + "`): " + v.formula + (alpha_is_one ? " (α = 1)" : ""));
   }
   study::Table setup({"setting", "value"});
   setup.add({"data", info.data});
@@ -63,10 +64,10 @@ void setup_section(std::ostringstream& md, const Settings& s, const SetupInfo& i
   setup.add({"lr sweep", "L = " + std::to_string(s.sweep_depth) + ", " + std::to_string(s.sweep_steps) + " steps, lrs " +
                              join(lrs) + ", init " + s.inits.front() + ", otherwise as above"});
   setup.add({"machine", study::machine_line()});
-  setup.add({"wall time", study::clock_str(info.seconds) + " (m:ss); load average (1, 5, 15 min) at the start " + info.load_start +
+  setup.add({"wall time", tapegrad::training::clock_str(info.seconds) + " (m:ss); load average (1, 5, 15 min) at the start " + info.load_start +
                               ", at the end " + info.load_end});
   md << "## Setup\n\nRerun it with:\n\n```sh\n" << info.command << "\n```\n\n" << setup.markdown() << "\n"
-     << "**Status of a run.** `ok`; `non-finite`: the training loss became NaN or Inf and the run stopped there; "
+     << "**Status of a run.** `ok`; `non-finite`: the training loss or a gradient became NaN or Inf and the run stopped there; "
         "`no progress`: the mean training loss over the last tenth of the steps is not below the loss of the first step. "
         "In the lr sweep both count as diverged.\n\n";
 }

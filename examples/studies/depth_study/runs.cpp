@@ -141,7 +141,8 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
                   const std::function<bool(std::int64_t, double)>& after_step) {
   const auto start = std::chrono::steady_clock::now();
   auto optimizer = study::make_optimizer(model, o);
-  auto schedule = study::make_schedule(*optimizer, o);
+  auto schedule = training::make_schedule(*optimizer, o.schedule_settings());
+  const nn::NamedTensors params = model.named_parameters();
   Generator batches(o.batch_seed);
   TrainResult r;
   for (std::int64_t step = 0; step < o.steps; ++step) {
@@ -152,14 +153,10 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
     const double l = loss.item();
     r.loss.push_back(l);
     r.lr.push_back(optimizer->lr(0));
-    if (!std::isfinite(l)) {
-      r.status = "non-finite";
+    if (!std::isfinite(l) || !training::update(*optimizer, loss, params, o.clip).ok()) {
+      r.status = "non-finite";  // a NaN or Inf loss or gradient: no step is taken
       break;
     }
-    optimizer->zero_grad();
-    loss.backward();
-    if (o.clip > 0) optim::clip_grad_norm_(model.named_parameters(), o.clip);
-    optimizer->step();
     if (!after_step(step + 1, l)) {
       r.interrupted = true;
       break;

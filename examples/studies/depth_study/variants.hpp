@@ -1,0 +1,41 @@
+// variants.hpp — the ways of joining sublayers to the residual stream that the depth study
+// compares, each under a command-line name. A variant is a placement, a norm kind, a residual
+// scale α and whether the blocks' weights are scaled at init. The variants are
+//
+//   every placement of the registry (nn/placement/placement.hpp: post, pre, b2t, deepnorm,
+//   rezero, none, and any placement added there), with its name, label and formula;
+//
+//   and the study's own, each derived from a registered placement:
+//     b2t-scaled    b2t with every Linear weight of the blocks × L^-½ at init (b2t_scaling, nn/model_init.hpp)
+//     pre-rmsnorm   pre with N = RMSNorm          post-rmsnorm  post with N = RMSNorm
+//     pre-scaled    pre with α = 1/√2             post-scaled   post with α = 1/√2
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <tapegrad/tapegrad.hpp>
+
+namespace depth_study {
+
+struct Variant {
+  std::string name;     // on the command line and in the CSV files: "post"
+  std::string label;    // in tables and chart legends: "Post-LN"
+  std::string formula;  // one line, for --help and the report
+  tapegrad::nn::Placement placement = tapegrad::nn::Placement::pre;
+  tapegrad::nn::NormKind norm = tapegrad::nn::NormKind::layernorm;
+  double residual_scale = 1.0;
+  bool b2t_scaling = false;  // the blocks' Linear weights × L^(-1/2) at init
+};
+
+// The registered placements, in the registry's order, then the derived variants.
+const std::vector<Variant>& all_variants();
+// Their names, for --placements.
+std::vector<std::string> variant_names();
+// Throws std::invalid_argument naming the unknown name and the valid ones.
+const Variant& variant_from_name(const std::string& name);
+// --help's list: nn::placement_help() (a line per registered placement), then a line per
+// derived variant, "  b2t-scaled    b2t with ...: h = N1(x + Attn(x)); ...".
+std::string variant_help();
+
+}  // namespace depth_study
