@@ -9,6 +9,9 @@
 //    gradients of leaves accumulate, and micrograd's famous bug when forgotten.
 // 4. Leaves collect their gradient in .grad(); each node frees its saved tensors once used,
 //    unless retain_graph asks to keep them for a second backward.
+// Hooks (hooks.hpp) run where the gradient of their tensor is known: a non-leaf's when its
+// node's gradient is complete (run_node_hooks), a leaf's when the pass has delivered all of
+// it (LeafDelivery, hook_runner.hpp).
 #include "engine.hpp"
 
 #include <string>
@@ -19,9 +22,9 @@
 
 #include "anomaly.hpp"
 #include "grad_mode.hpp"
+#include "hook_runner.hpp"
 #include "node.hpp"
 #include "ops.hpp"
-#include "parallel.hpp"
 #include "profiler.hpp"
 
 namespace tapegrad {
@@ -55,32 +58,6 @@ void check_gradient(const Node& node, std::size_t input, const Tensor& grad) {
                      " (" + dtype_name(node.input_dtypes[input]) + ")");
 }
 
-// leaf.grad += grad. The first contribution is adopted as it is when nothing else holds its
-// tensor or its storage (as PyTorch's AccumulateGrad does); otherwise it is copied, because
-// it may alias a buffer that another part of the backward pass still reads (add's backward
-// returns dout for both inputs, a view shares its base's storage).
-void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
-  if (!leaf.grad) {
-    const bool sole_owner = grad.impl_ptr().use_count() == 1 && grad.impl().storage.use_count() == 1 &&
-                            grad.is_contiguous() && !grad.requires_grad();
-    leaf.grad = sole_owner ? grad.impl_ptr() : grad.clone().impl_ptr();
-  } else {
-    Tensor acc(leaf.grad);
-    if (acc.is_contiguous() && grad.is_contiguous() && acc.dtype() == grad.dtype()) {
-      // acc += grad in place: no temporary (for a tied 50257 x 768 embedding, 154 MB)
-      dispatch_floating(acc.dtype(), "accumulate_grad", [&]<typename T>() {
-        T* a = acc.data<T>();
-        const T* g = grad.data<T>();
-        const std::int64_t n = acc.numel();
-#pragma omp parallel for simd if (n > kParallelGrain)
-        for (std::int64_t i = 0; i < n; ++i) a[i] += g[i];
-      });
-    } else {
-      acc.copy_(add(acc, grad));
-    }
-  }
-}
-
 }  // namespace
 
 void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
@@ -103,7 +80,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
 
   NoGradGuard no_grad;  // the backward pass itself is not recorded (no double backward)
   if (root.is_leaf()) {
-    accumulate_into_leaf(root.impl(), seed);
+    detail::LeafDelivery::deliver_root(root.impl_ptr(), seed);
     return;
   }
 
@@ -117,11 +94,14 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
 
   // Sum of the gradients received so far by each node's output.
   std::unordered_map<Node*, Tensor> grads{{root.grad_fn().get(), seed}};
+  detail::LeafDelivery leaves(order);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     auto found = grads.find(node);
-    if (found != grads.end()) {  // a node may receive nothing (inputs that get no gradient)
-      Tensor dout = std::move(found->second);
+    if (found == grads.end()) {  // a node may receive nothing (inputs that get no gradient)
+      leaves.skip(*node);
+    } else {
+      Tensor dout = detail::run_node_hooks(*node, std::move(found->second));
       grads.erase(found);
       profiler::Scope timed(node->name.c_str(), profiler::Phase::backward);
       TensorList dinputs = node->apply(dout);
@@ -131,19 +111,23 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
                          std::to_string(node->next_edges.size()) + " inputs");
       for (std::size_t i = 0; i < dinputs.size(); ++i) {
         const Tensor& g = dinputs[i];
-        if (!node->needs_input_grad[i] || !g.defined()) continue;
+        if (!node->needs_input_grad[i]) continue;
+        const Edge& edge = node->next_edges[i];
+        if (!g.defined()) {
+          if (edge.leaf) leaves.deliver(edge.leaf, g);  // counts down what the leaf awaits
+          continue;
+        }
         check_gradient(*node, i, g);
         if (is_anomaly_enabled() && has_non_finite(g))
           throw AnomalyError("anomaly: backward of '" + node->name + "'" +
                              (node->module_path.empty() ? "" : " (module '" + node->module_path + "')") +
                              " produced a NaN/Inf gradient for input " + std::to_string(i) + " of shape " +
                              shape_str(node->input_shapes[i]));
-        const Edge& edge = node->next_edges[i];
         if (edge.node) {
           auto [slot, inserted] = grads.try_emplace(edge.node.get(), g);
           if (!inserted) slot->second = add(slot->second, g);  // fan-out: gradients add up
         } else if (edge.leaf) {
-          accumulate_into_leaf(*edge.leaf, g);
+          leaves.deliver(edge.leaf, g);
         }
       }
     }

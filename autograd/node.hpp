@@ -47,6 +47,8 @@ class Node {
   const DType dtype;                      // of the output
   const std::uint64_t sequence_nr;        // order of execution in the forward pass
   std::string module_path;                // the module that ran the op (anomaly mode only)
+  // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf); null until one is registered.
+  std::shared_ptr<HookList<GradHook>> grad_hooks;
 
   bool released() const { return !backward_fn_; }
   // Drops the saved tensors. A second backward through this node then raises GraphError.

@@ -117,6 +117,31 @@ void Tensor::set_grad(const Tensor& grad) {
   impl().grad = grad.impl_ptr();
 }
 
+HookHandle Tensor::register_hook(GradHook hook, std::string label) {
+  if (!requires_grad())
+    throw GraphError("register_hook: the tensor of shape " + shape_str(shape()) +
+                     " does not require grad: no gradient will flow into it");
+  if (grad_fn()) {
+    auto& hooks = grad_fn()->grad_hooks;
+    if (!hooks) hooks = std::make_shared<HookList<GradHook>>();
+    const std::uint64_t id = hooks->add(std::move(hook), std::move(label));
+    return HookHandle(hooks, id);
+  }
+  if (!impl().hooks) impl().hooks = std::make_shared<LeafHooks>();
+  const std::uint64_t id = impl().hooks->grad->add(std::move(hook), std::move(label));
+  return HookHandle(impl().hooks->grad, id);
+}
+
+HookHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook, std::string label) {
+  if (!requires_grad() || grad_fn())
+    throw GraphError("register_post_accumulate_grad_hook: only leaves that require grad accumulate a .grad(); this "
+                     "tensor of shape " + shape_str(shape()) +
+                     (grad_fn() ? " is the output of '" + grad_fn()->name + "'" : " does not require grad"));
+  if (!impl().hooks) impl().hooks = std::make_shared<LeafHooks>();
+  const std::uint64_t id = impl().hooks->post_accumulate->add(std::move(hook), std::move(label));
+  return HookHandle(impl().hooks->post_accumulate, id);
+}
+
 void Tensor::backward(const Tensor& grad, bool retain_graph) const {
   run_backward(*this, grad, retain_graph);
 }

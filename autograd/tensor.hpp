@@ -14,6 +14,7 @@
 
 #include "dtype.hpp"
 #include "errors.hpp"
+#include "hooks.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
 
@@ -32,6 +33,7 @@ struct TensorImpl {
   bool requires_grad = false;
   std::shared_ptr<TensorImpl> grad;  // accumulated gradient of a leaf (null until backward)
   std::shared_ptr<Node> grad_fn;     // the op that produced this tensor (null for leaves)
+  std::shared_ptr<LeafHooks> hooks;  // a leaf's hooks (null until one is registered)
 };
 
 class Tensor {
@@ -77,6 +79,14 @@ class Tensor {
   void set_grad(const Tensor& grad);
   // PyTorch's `param.grad = None`.
   void reset_grad() { impl().grad.reset(); }
+
+  // Runs hook on the gradient flowing into this tensor in every backward pass that reaches it
+  // (hooks.hpp): it may return a replacement of the same shape and dtype, or an undefined
+  // Tensor to keep it. On a leaf it sees the pass's whole gradient, before .grad() gets it.
+  // label names the hook in errors (default: the tensor's op and shape).
+  HookHandle register_hook(GradHook hook, std::string label = "");
+  // Leaves only: runs hook once this backward pass has added all it adds to .grad().
+  HookHandle register_post_accumulate_grad_hook(PostAccumulateGradHook hook, std::string label = "");
 
   // Reverse-mode differentiation from this tensor. `grad` defaults to 1 for a one-element
   // tensor and is required otherwise. Gradients accumulate (+=) into leaves' grad().

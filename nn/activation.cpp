@@ -36,6 +36,12 @@ Tensor apply_activation(Activation a, const Tensor& x) {
   throw ValueError("apply_activation: swiglu is not elementwise; use FeedForward");
 }
 
+Tensor Act::forward(const Tensor& input) {
+  Tensor x = input;
+  ForwardCall call(*this, {&x});
+  return call.output(apply_activation(activation, x));
+}
+
 Act::Act(Activation a) : UnaryModule("Act"), activation(a) {
   if (a == Activation::swiglu) throw ValueError("Act: swiglu is not elementwise; use FeedForward");
 }

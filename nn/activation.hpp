@@ -20,7 +20,7 @@ Tensor apply_activation(Activation a, const Tensor& x);
 class Act : public UnaryModule {
  public:
   explicit Act(Activation a);
-  Tensor forward(const Tensor& x) override { return apply_activation(activation, x); }
+  Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override { return activation_name(activation); }
   Activation activation;
 };

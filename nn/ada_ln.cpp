@@ -29,8 +29,9 @@ AdaLN::AdaLN(const AdaLNOptions& o) : Norm("AdaLN"), options(o) {
   }
 }
 
-Tensor AdaLN::forward(const Tensor& x, const Tensor& cond) {
-  const auto scope = anomaly_scope();
+Tensor AdaLN::forward(const Tensor& input, const Tensor& condition) {
+  Tensor x = input, cond = condition;
+  ForwardCall call(*this, {&x, &cond});
   if (!cond.defined() || cond.dim() != 2 || cond.size(1) != options.cond_dim())
     throw ShapeError("AdaLN: cond must be (B, cond_dim = " + std::to_string(options.cond_dim()) + "), got " +
                      (cond.defined() ? shape_str(cond.shape()) : std::string("none")));
@@ -38,7 +39,8 @@ Tensor AdaLN::forward(const Tensor& x, const Tensor& cond) {
     throw ShapeError("AdaLN: x must be (B, ..., " + std::to_string(options.dim()) + ") with B = " +
                      std::to_string(cond.size(0)) + " as cond, got " + shape_str(x.shape()));
   const TensorList shift_scale = chunk(modulation->forward(silu(cond)), 2, 1);  // 2 × (B, dim)
-  return modulate(layer_norm(x, {options.dim()}, Tensor(), Tensor(), options.eps()), shift_scale[0], shift_scale[1]);
+  return call.output(
+      modulate(layer_norm(x, {options.dim()}, Tensor(), Tensor(), options.eps()), shift_scale[0], shift_scale[1]));
 }
 
 std::string AdaLN::extra_repr() const {
@@ -58,10 +60,11 @@ TensorList AdaLNZero::split(const Tensor& m, const Tensor& x) const {
   return chunk(m, 3, 1);
 }
 
-Tensor AdaLNZero::forward(const Tensor& x, const Tensor& m) {
-  const auto scope = anomaly_scope();
+Tensor AdaLNZero::forward(const Tensor& input, const Tensor& modulation) {
+  Tensor x = input, m = modulation;
+  ForwardCall call(*this, {&x, &m});
   const TensorList shift_scale_gate = split(m, x);
-  return modulate(layer_norm(x, {dim}, Tensor(), Tensor(), eps), shift_scale_gate[0], shift_scale_gate[1]);
+  return call.output(modulate(layer_norm(x, {dim}, Tensor(), Tensor(), eps), shift_scale_gate[0], shift_scale_gate[1]));
 }
 
 Tensor AdaLNZero::gate(const Tensor& update, const Tensor& m) {

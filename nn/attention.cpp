@@ -36,7 +36,6 @@ TensorList MultiHeadAttention::split_heads(const Tensor& x, std::int64_t n) cons
 
 Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
                                   bool causal) {
-  const auto scope = anomaly_scope();
   AttentionOptions a;
   a.causal = causal;
   a.key_padding_mask = key_padding_mask;
@@ -57,21 +56,24 @@ void check_input(const Tensor& x, std::int64_t C, const char* what) {
 }
 }  // namespace
 
-Tensor MultiHeadAttention::forward(const Tensor& x, const Tensor& key_padding_mask) {
+Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_mask) {
+  Tensor x = input, key_padding_mask = padding_mask;
+  ForwardCall call(*this, {&x, &key_padding_mask});
   if (options.cross()) throw ValueError("MultiHeadAttention: this module does cross-attention; call forward_cross");
   check_input(x, options.d_model(), "x");
   // The fused op reads the heads in place from qkv's output and writes them merged.
-  const auto scope = anomaly_scope();
   AttentionOptions a;
   a.causal = options.causal();
   a.key_padding_mask = key_padding_mask;
   a.dropout_p = options.attn_dropout();
   a.training = is_training();
   const Tensor merged = self_attention_packed(qkv->forward(x), options.n_heads(), a);  // (B, T, C)
-  return resid_drop->forward(out_proj->forward(merged));
+  return call.output(resid_drop->forward(out_proj->forward(merged)));
 }
 
-Tensor MultiHeadAttention::forward_cross(const Tensor& x, const Tensor& memory, const Tensor& memory_padding_mask) {
+Tensor MultiHeadAttention::forward_cross(const Tensor& input, const Tensor& memory_in, const Tensor& memory_mask) {
+  Tensor x = input, memory = memory_in, memory_padding_mask = memory_mask;
+  ForwardCall call(*this, {&x, &memory, &memory_padding_mask});
   if (!options.cross()) throw ValueError("MultiHeadAttention: this module does self-attention; call forward");
   check_input(x, options.d_model(), "x");
   check_input(memory, options.kv_dim() > 0 ? options.kv_dim() : options.d_model(), "memory");
@@ -80,7 +82,7 @@ Tensor MultiHeadAttention::forward_cross(const Tensor& x, const Tensor& memory, 
                      shape_str(memory.shape()));
   const Tensor q = split_heads(q_proj->forward(x), 1)[0];
   const TensorList kv = split_heads(kv_proj->forward(memory), 2);
-  return attend(q, kv[0], kv[1], memory_padding_mask, false);
+  return call.output(attend(q, kv[0], kv[1], memory_padding_mask, false));
 }
 
 std::string MultiHeadAttention::extra_repr() const {

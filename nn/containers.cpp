@@ -12,10 +12,12 @@ void Sequential::push_back(std::shared_ptr<UnaryModule> module) {
   modules_.push_back(std::move(module));
 }
 
-Tensor Sequential::forward(const Tensor& x) {
+Tensor Sequential::forward(const Tensor& input) {
+  Tensor x = input;
+  ForwardCall call(*this, {&x});
   Tensor y = x;
   for (const auto& m : modules_) y = m->forward(y);
-  return y;
+  return call.output(y);
 }
 
 void ModuleList::push_back(std::shared_ptr<Module> module) {

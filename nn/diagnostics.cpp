@@ -7,7 +7,7 @@
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
 #include "../autograd/parallel.hpp"
-#include "residual.hpp"
+#include "transformer_block.hpp"
 
 namespace tapegrad::nn {
 
@@ -112,16 +112,59 @@ LayerStats layer_stats(const std::vector<Tensor>& outputs, const Tensor& input) 
   return stats;
 }
 
-void set_residual_capture(Module& root, bool on) {
-  for (auto& [_, m] : root.named_modules())
-    if (auto* r = dynamic_cast<Residual*>(m.get())) r->capture_stats = on;
+OutputRecorder::OutputRecorder(const ModuleList& modules)
+    : OutputRecorder(std::vector<std::shared_ptr<Module>>(modules.begin(), modules.end())) {}
+
+OutputRecorder::OutputRecorder(const std::vector<std::shared_ptr<Module>>& modules) {
+  for (const auto& m : modules)
+    handles_.push_back(m->register_forward_hook(
+        [this](Module&, const TensorList&, Tensor& output) { outputs_.push_back(output); }, "OutputRecorder"));
 }
 
-std::vector<ResidualWrite> residual_write_ratios(Module& root) {
+OutputRecorder::~OutputRecorder() {
+  for (HookHandle& h : handles_) h.remove();
+}
+
+WriteRatioRecorder::WriteRatioRecorder(Module& root) {
+  for (auto& [_, m] : root.named_modules()) {
+    auto* block = dynamic_cast<TransformerBlock*>(m.get());  // the blocks of any model, found by type
+    if (!block) continue;
+    std::vector<Sublayer*> mine;
+    auto watch = [&](Module* sublayer, const std::shared_ptr<Residual>& residual) {
+      if (!sublayer) return;
+      sublayers_.push_back(std::make_unique<Sublayer>());
+      Sublayer* s = sublayers_.back().get();
+      s->path = residual->path();
+      mine.push_back(s);
+      auto first_input = [s](Module&, TensorList& inputs) {
+        if (s->seen_input) return;
+        s->seen_input = true;
+        s->input_norm = l2(inputs[0]);
+      };
+      if (residual->norm) handles_.push_back(residual->norm->register_forward_pre_hook(first_input, "WriteRatioRecorder"));
+      handles_.push_back(sublayer->register_forward_pre_hook(first_input, "WriteRatioRecorder"));
+      handles_.push_back(sublayer->register_forward_hook(
+          [s](Module&, const TensorList&, Tensor& out) { s->output_norm = l2(out); }, "WriteRatioRecorder"));
+    };
+    watch(block->attn.get(), block->attn_residual);
+    watch(block->cross_attn.get(), block->cross_residual);
+    watch(block->ffn.get(), block->ffn_residual);
+    // a new forward of the block: every sublayer waits for its first input again
+    handles_.push_back(block->register_forward_pre_hook(
+        [mine](Module&, TensorList&) {
+          for (Sublayer* s : mine) s->seen_input = false;
+        },
+        "WriteRatioRecorder"));
+  }
+}
+
+WriteRatioRecorder::~WriteRatioRecorder() {
+  for (HookHandle& h : handles_) h.remove();
+}
+
+std::vector<ResidualWrite> WriteRatioRecorder::ratios() const {
   std::vector<ResidualWrite> out;
-  for (auto& [path, m] : root.named_modules())
-    if (auto* r = dynamic_cast<Residual*>(m.get()))
-      out.push_back({path, r->last_input_norm > 0 ? r->last_update_norm / r->last_input_norm : NAN});
+  for (const auto& s : sublayers_) out.push_back({s->path, s->input_norm > 0 ? s->output_norm / s->input_norm : NAN});
   return out;
 }
 

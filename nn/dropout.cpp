@@ -17,6 +17,10 @@ std::string Dropout::extra_repr() const {
   return os.str();
 }
 
-Tensor Dropout::forward(const Tensor& x) { return dropout(x, p, is_training(), gen); }
+Tensor Dropout::forward(const Tensor& input) {
+  Tensor x = input;
+  ForwardCall call(*this, {&x});
+  return call.output(dropout(x, p, is_training(), gen));
+}
 
 }  // namespace tapegrad::nn

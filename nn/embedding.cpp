@@ -15,9 +15,10 @@ Embedding::Embedding(const EmbeddingOptions& opts) : UnaryModule("Embedding"), o
   weight = register_parameter("weight", w);
 }
 
-Tensor Embedding::forward(const Tensor& indices) {
-  const auto scope = anomaly_scope();
-  return embedding(weight, indices);
+Tensor Embedding::forward(const Tensor& input) {
+  Tensor indices = input;
+  ForwardCall call(*this, {&indices});
+  return call.output(embedding(weight, indices));
 }
 
 std::string Embedding::extra_repr() const {

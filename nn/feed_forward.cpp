@@ -16,11 +16,12 @@ FeedForward::FeedForward(const FeedForwardOptions& o) : UnaryModule("FeedForward
   drop = register_module("drop", std::make_shared<Dropout>(o.dropout()));
 }
 
-Tensor FeedForward::forward(const Tensor& x) {
-  const auto scope = anomaly_scope();
+Tensor FeedForward::forward(const Tensor& input) {
+  Tensor x = input;
+  ForwardCall call(*this, {&x});
   const Tensor h = options.activation() == Activation::swiglu ? mul(silu(fc1->forward(x)), fc_gate->forward(x))
                                                                : apply_activation(options.activation(), fc1->forward(x));
-  return drop->forward(fc2->forward(h));
+  return call.output(drop->forward(fc2->forward(h)));
 }
 
 std::string FeedForward::extra_repr() const {

@@ -23,9 +23,10 @@ Linear::Linear(const LinearOptions& opts) : UnaryModule("Linear"), options(opts)
   }
 }
 
-Tensor Linear::forward(const Tensor& x) {
-  const auto scope = anomaly_scope();
-  return linear(x, weight, bias);
+Tensor Linear::forward(const Tensor& input) {
+  Tensor x = input;
+  ForwardCall call(*this, {&x});
+  return call.output(linear(x, weight, bias));
 }
 
 std::string Linear::extra_repr() const {

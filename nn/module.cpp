@@ -80,6 +80,67 @@ std::string Module::path() const {
   return p.empty() ? type_name_ : p;
 }
 
+HookHandle Module::register_forward_pre_hook(ForwardPreHook hook, std::string label) {
+  if (!pre_hooks_) pre_hooks_ = std::make_shared<HookList<ForwardPreHook>>();
+  const std::uint64_t id = pre_hooks_->add(std::move(hook), std::move(label));
+  return HookHandle(pre_hooks_, id);
+}
+
+HookHandle Module::register_forward_hook(ForwardHook hook, std::string label) {
+  if (!forward_hooks_) forward_hooks_ = std::make_shared<HookList<ForwardHook>>();
+  const std::uint64_t id = forward_hooks_->add(std::move(hook), std::move(label));
+  return HookHandle(forward_hooks_, id);
+}
+
+namespace {
+// "forward hook 'label' of module 'blocks.0.attn' (MultiHeadAttention)"
+std::string hook_name(const char* kind, const std::string& label, std::size_t index, const Module& m) {
+  const std::string path = m.path();
+  return std::string(kind) + (label.empty() ? " " + std::to_string(index + 1) : " '" + label + "'") + " of " +
+         (path.empty() ? "the root module" : "module '" + path + "'") + " (" + m.type_name() + ")";
+}
+}  // namespace
+
+Module::ForwardCall::ForwardCall(Module& module, std::initializer_list<Tensor*> inputs)
+    : module_(module), scope_(module.anomaly_scope()) {
+  if (inputs.size() > inputs_.size()) throw ValueError("ForwardCall: more than 8 inputs");
+  for (Tensor* t : inputs) inputs_[n_++] = t;
+  if (!module_.pre_hooks_ || module_.pre_hooks_->empty()) return;
+  TensorList list = this->inputs();
+  const auto hooks = module_.pre_hooks_->snapshot();
+  for (std::size_t i = 0; i < hooks.size(); ++i) {
+    try {
+      hooks[i].fn(module_, list);
+    } catch (const std::exception& e) {
+      throw ValueError(hook_name("forward pre-hook", hooks[i].label, i, module_) + " threw: " + e.what());
+    }
+    if (list.size() != n_)
+      throw ValueError(hook_name("forward pre-hook", hooks[i].label, i, module_) + " changed the number of inputs from " +
+                       std::to_string(n_) + " to " + std::to_string(list.size()));
+  }
+  for (std::size_t i = 0; i < n_; ++i) *inputs_[i] = list[i];
+}
+
+TensorList Module::ForwardCall::inputs() const {
+  TensorList list;
+  for (std::size_t i = 0; i < n_; ++i) list.push_back(*inputs_[i]);
+  return list;
+}
+
+Tensor Module::ForwardCall::output(Tensor y) {
+  if (!module_.forward_hooks_ || module_.forward_hooks_->empty()) return y;
+  const TensorList list = inputs();
+  const auto hooks = module_.forward_hooks_->snapshot();
+  for (std::size_t i = 0; i < hooks.size(); ++i) {
+    try {
+      hooks[i].fn(module_, list, y);
+    } catch (const std::exception& e) {
+      throw ValueError(hook_name("forward hook", hooks[i].label, i, module_) + " threw: " + e.what());
+    }
+  }
+  return y;
+}
+
 std::unique_ptr<ModuleScope> Module::anomaly_scope() const {
   return is_anomaly_enabled() ? std::make_unique<ModuleScope>(path()) : nullptr;
 }

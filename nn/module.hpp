@@ -10,9 +10,22 @@
 // ("blocks.3.attn.qkv.weight"), the same names PyTorch gives the same model, so state
 // dicts map one to one. forward() is not virtual here: each module declares the forward
 // it needs; modules with one tensor in and one out derive from UnaryModule.
+//
+// Hooks, as PyTorch's: a forward pre-hook runs before the module's forward and may replace
+// its tensor inputs; a forward hook runs after it and may replace its output. Both run in
+// registration order and are removed by the handle they return (autograd/hooks.hpp):
+//
+//   auto h = block->register_forward_hook([&](nn::Module&, const TensorList&, Tensor& y) { outputs.push_back(y); });
+//   h.remove();
+//
+// Each module's header says what its inputs are (Linear: {x}; MultiHeadAttention: {x,
+// key_padding_mask}, or {x, memory, memory_padding_mask} for forward_cross; ...).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <functional>
+#include <initializer_list>
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -20,11 +33,18 @@
 #include <vector>
 
 #include "../autograd/anomaly.hpp"
+#include "../autograd/hooks.hpp"
 #include "../autograd/tensor.hpp"
 
 namespace tapegrad::nn {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module;
+// May change the inputs (in place); the number of inputs stays.
+using ForwardPreHook = std::function<void(Module& module, TensorList& inputs)>;
+// May replace the output.
+using ForwardHook = std::function<void(Module& module, const TensorList& inputs, Tensor& output)>;
 
 class Module : public std::enable_shared_from_this<Module> {
  public:
@@ -66,7 +86,34 @@ class Module : public std::enable_shared_from_this<Module> {
   // object lives (forward() opens one); null and free otherwise.
   std::unique_ptr<ModuleScope> anomaly_scope() const;
 
+  // Hooks on this module's forward (above). label names a hook in errors.
+  HookHandle register_forward_pre_hook(ForwardPreHook hook, std::string label = "");
+  HookHandle register_forward_hook(ForwardHook hook, std::string label = "");
+
  protected:
+  // What every forward() does first and last: open the module's anomaly scope, run the
+  // pre-hooks on the inputs, and at the end the forward hooks on the output. The inputs are the
+  // forward's own variables, so that a pre-hook's replacement is what the forward computes with:
+  //
+  //   Tensor Linear::forward(const Tensor& input) {
+  //     Tensor x = input;
+  //     ForwardCall call(*this, {&x});                  // x may be replaced here
+  //     return call.output(linear(x, weight, bias));    // and the output here
+  //   }
+  // Without hooks it allocates nothing.
+  class ForwardCall {
+   public:
+    ForwardCall(Module& module, std::initializer_list<Tensor*> inputs);
+    Tensor output(Tensor y);
+
+   private:
+    TensorList inputs() const;
+    Module& module_;
+    std::array<Tensor*, 8> inputs_{};
+    std::size_t n_ = 0;
+    std::unique_ptr<ModuleScope> scope_;
+  };
+
   // Registers t as a parameter (requires grad) and returns the same handle.
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
   Tensor register_buffer(const std::string& name, Tensor t);
@@ -88,6 +135,8 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedTensors parameters_;
   NamedTensors buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  std::shared_ptr<HookList<ForwardPreHook>> pre_hooks_;  // null until one is registered
+  std::shared_ptr<HookList<ForwardHook>> forward_hooks_;
 };
 
 // A module with one tensor in and one tensor out: what Sequential chains.

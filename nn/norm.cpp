@@ -27,9 +27,10 @@ LayerNorm::LayerNorm(const NormOptions& opts) : Norm("LayerNorm"), options(opts)
   }
 }
 
-Tensor LayerNorm::forward(const Tensor& x, const Tensor& /*cond*/) {
-  const auto scope = anomaly_scope();
-  return layer_norm(x, {options.dim()}, weight, bias, options.eps());
+Tensor LayerNorm::forward(const Tensor& input, const Tensor& condition) {
+  Tensor x = input, cond = condition;  // cond is ignored
+  ForwardCall call(*this, {&x, &cond});
+  return call.output(layer_norm(x, {options.dim()}, weight, bias, options.eps()));
 }
 
 std::string LayerNorm::extra_repr() const { return norm_repr(options); }
@@ -39,9 +40,10 @@ RMSNorm::RMSNorm(const NormOptions& opts) : Norm("RMSNorm"), options(opts) {
   if (opts.elementwise_affine()) weight = register_parameter("weight", ones({opts.dim()}, opts.dtype()));
 }
 
-Tensor RMSNorm::forward(const Tensor& x, const Tensor& /*cond*/) {
-  const auto scope = anomaly_scope();
-  return rms_norm(x, {options.dim()}, weight, options.eps());
+Tensor RMSNorm::forward(const Tensor& input, const Tensor& condition) {
+  Tensor x = input, cond = condition;  // cond is ignored
+  ForwardCall call(*this, {&x, &cond});
+  return call.output(rms_norm(x, {options.dim()}, weight, options.eps()));
 }
 
 std::string RMSNorm::extra_repr() const { return norm_repr(options); }

@@ -23,12 +23,6 @@ class Residual : public Module {
   std::shared_ptr<Norm> norm;  // N
   double alpha = 1.0;          // α: the residual scale of the placements that use one (post, pre, deepnorm)
   Tensor scale;                // ReZero's a (0-d parameter), undefined otherwise
-
-  // Diagnostics: when capture_stats is true, each forward of the block stores ‖x‖ (the stream
-  // entering this sublayer) and ‖F‖ (its output), L2 over the whole batch, so ‖F‖/‖x‖ tells
-  // how much this sublayer writes into the residual stream.
-  bool capture_stats = false;
-  double last_input_norm = 0, last_update_norm = 0;
 };
 
 }  // namespace tapegrad::nn

@@ -94,9 +94,11 @@ Tensor Seq2SeqTransformer::decode(const Tensor& tgt, const Tensor& memory, const
   return head ? head->forward(h) : linear(h, tgt_emb->weight);
 }
 
-Tensor Seq2SeqTransformer::forward(const Tensor& src, const Tensor& tgt, const Tensor& src_padding_mask,
-                                   const Tensor& tgt_padding_mask) {
-  return decode(tgt, encode(src, src_padding_mask), src_padding_mask, tgt_padding_mask);
+Tensor Seq2SeqTransformer::forward(const Tensor& src_in, const Tensor& tgt_in, const Tensor& src_mask,
+                                   const Tensor& tgt_mask) {
+  Tensor src = src_in, tgt = tgt_in, src_padding_mask = src_mask, tgt_padding_mask = tgt_mask;
+  ForwardCall call(*this, {&src, &tgt, &src_padding_mask, &tgt_padding_mask});
+  return call.output(decode(tgt, encode(src, src_padding_mask), src_padding_mask, tgt_padding_mask));
 }
 
 Tensor Seq2SeqTransformer::greedy_decode(const Tensor& src, std::int64_t bos, std::int64_t eos, std::int64_t max_len,

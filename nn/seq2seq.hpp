@@ -59,6 +59,8 @@ class Seq2SeqTransformer : public Module {
   // tgt: int64 (B, T) -> logits (B, T, tgt_vocab)
   Tensor decode(const Tensor& tgt, const Tensor& memory, const Tensor& src_padding_mask = Tensor(),
                 const Tensor& tgt_padding_mask = Tensor());
+  // encode then decode. Hook inputs (forward only, not encode and decode alone): {src, tgt,
+  // src_padding_mask, tgt_padding_mask}.
   Tensor forward(const Tensor& src, const Tensor& tgt, const Tensor& src_padding_mask = Tensor(),
                  const Tensor& tgt_padding_mask = Tensor());
   // Greedy decoding from bos until eos or max_len tokens, for each source row: (B, <= max_len).

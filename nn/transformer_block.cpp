@@ -81,8 +81,10 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
   formula_ = p.make();
 }
 
-Tensor TransformerBlock::forward(const Tensor& x, const BlockContext& ctx) {
-  const auto scope = anomaly_scope();
+Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& context) {
+  Tensor x = input;
+  BlockContext ctx = context;
+  ForwardCall call(*this, {&x, &ctx.key_padding_mask, &ctx.memory, &ctx.memory_padding_mask, &ctx.cond});
   if (x.dim() != 3 || x.size(2) != config.d_model)
     throw ShapeError("TransformerBlock: input must be (B, T, d_model = " + std::to_string(config.d_model) + "), got " +
                      shape_str(x.shape()));
@@ -104,7 +106,7 @@ Tensor TransformerBlock::forward(const Tensor& x, const BlockContext& ctx) {
     F.cross = Sublayer([&](const Tensor& h) { return cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); },
                        *cross_residual, cond[1]);
   F.ffn = Sublayer([&](const Tensor& h) { return ffn->forward(h); }, *ffn_residual, cond.back());
-  return formula_->forward(x, F);
+  return call.output(formula_->forward(x, F));
 }
 
 std::string TransformerBlock::extra_repr() const {

@@ -53,7 +53,9 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   init_blocks(*blocks, c.init, c.b2t_scaling.value_or(false));
 }
 
-Tensor TransformerLM::forward(const Tensor& tokens, const Tensor& classes) {
+Tensor TransformerLM::forward(const Tensor& input, const Tensor& input_classes) {
+  Tensor tokens = input, classes = input_classes;
+  ForwardCall call(*this, {&tokens, &classes});
   if (tokens.dim() != 2 || tokens.dtype() != DType::int64)
     throw ShapeError("TransformerLM: tokens must be int64 (B, T), got " + std::string(dtype_name(tokens.dtype())) +
                      " " + shape_str(tokens.shape()));
@@ -70,13 +72,9 @@ Tensor TransformerLM::forward(const Tensor& tokens, const Tensor& classes) {
   }
   const Tensor positions = arange(T, DType::int64);
   Tensor h = add(tok_emb->forward(tokens), pos_emb->forward(positions));  // (B, T, C) + (T, C)
-  block_outputs.clear();
-  for (const auto& m : *blocks) {
-    h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
-    if (capture_block_outputs) block_outputs.push_back(h);
-  }
+  for (const auto& m : *blocks) h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
   if (final_norm) h = final_norm->forward(h, ctx.cond);
-  return lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);
+  return call.output(lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight));
 }
 
 Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens, const GenerateOptions& o,

@@ -60,7 +60,8 @@ class TransformerLM : public Module {
  public:
   explicit TransformerLM(const TransformerLMConfig& config);
   // tokens: int64 (B, T) with T <= max_seq_len -> logits (B, T, vocab_size).
-  // classes: int64 (B), required when the model is conditional.
+  // classes: int64 (B), required when the model is conditional. Hook inputs: {tokens, classes}.
+  // Each block's output: a forward hook on blocks (nn::OutputRecorder, diagnostics.hpp).
   Tensor forward(const Tensor& tokens, const Tensor& classes = Tensor());
   // Appends max_new_tokens sampled tokens to the prompt (B, T) (or (T)); runs in eval mode
   // without recording, restores the training mode afterwards.
@@ -73,10 +74,6 @@ class TransformerLM : public Module {
   std::shared_ptr<ModuleList> blocks;
   std::shared_ptr<Norm> final_norm;    // when the placement asks for one (pre)
   std::shared_ptr<Linear> lm_head;     // untied only
-
-  // When true, forward() keeps each block's output in block_outputs (for diagnostics).
-  bool capture_block_outputs = false;
-  std::vector<Tensor> block_outputs;
 };
 
 }  // namespace tapegrad::nn

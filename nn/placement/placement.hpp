@@ -77,11 +77,9 @@ class Sublayer {
   explicit operator bool() const { return residual_ != nullptr; }
 
  private:
-  void observe_input(const Tensor& h) const;  // Residual::capture_stats
   std::function<Tensor(const Tensor&)> fn_;
   Residual* residual_ = nullptr;
   Tensor cond_;
-  mutable bool seen_input_ = false;
 };
 
 // The sublayers of one block, in the order they run.

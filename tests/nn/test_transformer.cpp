@@ -116,11 +116,11 @@ TEST_CASE("TransformerLM forward: shapes, causality, determinism", "[transformer
     CHECK(max_abs_diff(narrow(other, 1, t, 1), narrow(logits, 1, t, 1)) > 1e-6);
     CHECK_CLOSE(narrow(other, 0, 1, 1), narrow(logits, 0, 1, 1), 0.0);  // batch 1 untouched
   }
-  // tied head: logits = final_norm(h)·Eᵀ; capture_block_outputs keeps each block's output
-  lm.capture_block_outputs = true;
+  // tied head: logits = final_norm(h)·Eᵀ; forward hooks keep each block's output
+  nn::OutputRecorder outputs(*lm.blocks);
   const Tensor again = lm.forward(tokens);
-  REQUIRE(lm.block_outputs.size() == 2);
-  const Tensor h = lm.final_norm->forward(lm.block_outputs.back(), Tensor());
+  REQUIRE(outputs.outputs().size() == 2);
+  const Tensor h = lm.final_norm->forward(outputs.outputs().back(), Tensor());
   CHECK_CLOSE(again, matmul(h, lm.tok_emb->weight.transpose(0, 1)), 1e-5);
 }
 

@@ -73,26 +73,24 @@ double l2(const Tensor& t) {
   return std::sqrt(s);
 }
 
-// TransformerLM::forward written out, to reach h₀ and each block's output. A zero tensor
-// `probe` is added to h₀: h₀ + 0 changes nothing, and probe.grad() is then ∂loss/∂h₀
-// (the autograd engine keeps gradients of leaves only).
+// The model's own forward, watched by hooks: a forward pre-hook on the first block keeps h₀
+// (the embeddings' output) and adds a zero leaf `probe` to it — h₀ + 0 changes nothing, and
+// probe.grad() is then ∂loss/∂h₀ — and forward hooks keep each block's output.
 struct ProbeForward {
   Tensor logits, h0, probe;
   std::vector<Tensor> outputs;
 };
 ProbeForward probe_forward(nn::TransformerLM& model, const Tensor& tokens) {
   ProbeForward f;
-  const Tensor positions = arange(tokens.size(1), DType::int64);
-  f.h0 = add(model.tok_emb->forward(tokens), model.pos_emb->forward(positions));  // (B, T, C)
-  f.probe = zeros(f.h0.shape());
-  f.probe.requires_grad_();
-  Tensor h = add(f.h0, f.probe);
-  for (const auto& block : *model.blocks) {
-    h = static_cast<nn::TransformerBlock&>(*block).forward(h);
-    f.outputs.push_back(h);
-  }
-  if (model.final_norm) h = model.final_norm->forward(h, Tensor());
-  f.logits = model.lm_head ? model.lm_head->forward(h) : linear(h, model.tok_emb->weight);  // (B, T, V)
+  nn::OutputRecorder outputs(*model.blocks);
+  HookHandle add_probe = (*model.blocks)[0]->register_forward_pre_hook([&f](nn::Module&, TensorList& inputs) {
+    f.h0 = inputs[0];  // (B, T, C)
+    f.probe = zeros(f.h0.shape(), f.h0.dtype()).requires_grad_();
+    inputs[0] = add(f.h0, f.probe);
+  });
+  f.logits = model.forward(tokens);  // (B, T, V)
+  add_probe.remove();
+  f.outputs = outputs.outputs();
   return f;
 }
 
