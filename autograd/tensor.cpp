@@ -117,7 +117,7 @@ void Tensor::set_grad(const Tensor& grad) {
   impl().grad = grad.impl_ptr();
 }
 
-HookHandle Tensor::register_hook(GradHook hook, std::string label) {
+HookHandle Tensor::register_hook(GradHook hook, std::string label) const {
   if (!requires_grad())
     throw GraphError("register_hook: the tensor of shape " + shape_str(shape()) +
                      " does not require grad: no gradient will flow into it");
@@ -132,7 +132,7 @@ HookHandle Tensor::register_hook(GradHook hook, std::string label) {
   return HookHandle(impl().hooks->grad, id);
 }
 
-HookHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook, std::string label) {
+HookHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hook, std::string label) const {
   if (!requires_grad() || grad_fn())
     throw GraphError("register_post_accumulate_grad_hook: only leaves that require grad accumulate a .grad(); this "
                      "tensor of shape " + shape_str(shape()) +

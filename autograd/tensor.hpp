@@ -84,9 +84,9 @@ class Tensor {
   // (hooks.hpp): it may return a replacement of the same shape and dtype, or an undefined
   // Tensor to keep it. On a leaf it sees the pass's whole gradient, before .grad() gets it.
   // label names the hook in errors (default: the tensor's op and shape).
-  HookHandle register_hook(GradHook hook, std::string label = "");
+  HookHandle register_hook(GradHook hook, std::string label = "") const;
   // Leaves only: runs hook once this backward pass has added all it adds to .grad().
-  HookHandle register_post_accumulate_grad_hook(PostAccumulateGradHook hook, std::string label = "");
+  HookHandle register_post_accumulate_grad_hook(PostAccumulateGradHook hook, std::string label = "") const;
 
   // Reverse-mode differentiation from this tensor. `grad` defaults to 1 for a one-element
   // tensor and is required otherwise. Gradients accumulate (+=) into leaves' grad().

@@ -95,9 +95,8 @@ HookHandle Module::register_forward_hook(ForwardHook hook, std::string label) {
 namespace {
 // "forward hook 'label' of module 'blocks.0.attn' (MultiHeadAttention)"
 std::string hook_name(const char* kind, const std::string& label, std::size_t index, const Module& m) {
-  const std::string path = m.path();
   return std::string(kind) + (label.empty() ? " " + std::to_string(index + 1) : " '" + label + "'") + " of " +
-         (path.empty() ? "the root module" : "module '" + path + "'") + " (" + m.type_name() + ")";
+         (m.is_root() ? "the root module" : "module '" + m.path() + "'") + " (" + m.type_name() + ")";
 }
 }  // namespace
 

@@ -80,8 +80,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // One line of settings shown after the type name when printing: "in=3, out=4, bias=true".
   virtual std::string extra_repr() const { return ""; }
 
-  // Dotted path from the root of the tree this module was registered in ("blocks.3.attn").
+  // Dotted path from the root of the tree this module was registered in ("blocks.3.attn");
+  // the root's is its type name.
   std::string path() const;
+  bool is_root() const { return parent_ == nullptr; }
   // In anomaly mode, names this module as the caller of the ops run while the returned
   // object lives (forward() opens one); null and free otherwise.
   std::unique_ptr<ModuleScope> anomaly_scope() const;
