@@ -44,8 +44,20 @@ Node::~Node() {
   }  // `node` dies here with no input left to recurse into
 }
 
+namespace {
+thread_local bool* requires_grad_seen = nullptr;  // the live RequiresGradProbe's flag
+}
+
+detail::RequiresGradProbe::RequiresGradProbe() : previous_(requires_grad_seen) { requires_grad_seen = &seen_; }
+detail::RequiresGradProbe::~RequiresGradProbe() { requires_grad_seen = previous_; }
+
 bool should_record(const TensorList& inputs) {
-  if (!is_grad_enabled()) return false;
+  if (!is_grad_enabled()) {
+    if (requires_grad_seen && !*requires_grad_seen)
+      for (const Tensor& t : inputs)
+        if (t.defined() && t.requires_grad()) *requires_grad_seen = true;
+    return false;
+  }
   for (const Tensor& t : inputs)
     if (t.defined() && t.requires_grad()) return true;
   return false;

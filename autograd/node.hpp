@@ -62,6 +62,24 @@ class Node {
 // True when grad mode is on and at least one input requires grad: the op must record.
 bool should_record(const TensorList& inputs);
 
+namespace detail {
+// While one lives (on this thread), it notes whether an op ran on a tensor that requires grad
+// with grad mode off: checkpoint() runs its function unrecorded and must know whether the
+// result depends on anything that wants a gradient (parameters inside the function count).
+class RequiresGradProbe {
+ public:
+  RequiresGradProbe();
+  ~RequiresGradProbe();
+  RequiresGradProbe(const RequiresGradProbe&) = delete;
+  RequiresGradProbe& operator=(const RequiresGradProbe&) = delete;
+  bool seen() const { return seen_; }
+
+ private:
+  bool seen_ = false;
+  bool* previous_;
+};
+}  // namespace detail
+
 // True when any element is NaN or ±Inf (float dtypes; int64 never).
 bool has_non_finite(const Tensor& t);
 

@@ -18,6 +18,7 @@ constexpr std::size_t kAlignment = 64;
 namespace {
 
 std::atomic<std::size_t> live_bytes_counter{0};
+std::atomic<std::size_t> live_peak{0};  // the most live_bytes_counter has been since the last reset
 
 // The size class of a request: multiples of 64 bytes up to 4 KiB, then 8 classes per power of
 // two (4096, 4608, 5120, ...), so a block is at most 12.5% larger than asked.
@@ -111,12 +112,16 @@ void deallocate(void* p, std::size_t block) {
 }  // namespace
 
 std::size_t Storage::live_bytes() { return live_bytes_counter.load(); }
+std::size_t Storage::peak_live_bytes() { return live_peak.load(); }
+void Storage::reset_peak_live_bytes() { live_peak = live_bytes_counter.load(); }
 
 Storage::Storage(std::size_t nbytes, bool zero) : nbytes_(nbytes) {
   // At least one byte, so that data() of an empty tensor is still a valid pointer.
   data_ = allocate(size_class(nbytes));
   if (zero) std::memset(data_, 0, nbytes);
-  live_bytes_counter += nbytes_;
+  const std::size_t now = live_bytes_counter += nbytes_;
+  for (std::size_t peak = live_peak.load(); now > peak && !live_peak.compare_exchange_weak(peak, now);) {
+  }
 }
 
 Storage::~Storage() {

@@ -34,8 +34,11 @@ class Storage {
   const void* data() const { return data_; }
   std::size_t nbytes() const { return nbytes_; }
 
-  // Bytes held by all live Storages of the process (for memory tests and diagnostics).
+  // Bytes held by all live Storages of the process (for memory tests and diagnostics), and
+  // the most they have been since the last reset (activation memory: what checkpointing cuts).
   static std::size_t live_bytes();
+  static std::size_t peak_live_bytes();
+  static void reset_peak_live_bytes();
 
  private:
   void* data_ = nullptr;

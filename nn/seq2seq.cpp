@@ -130,6 +130,11 @@ Tensor Seq2SeqTransformer::greedy_decode(const Tensor& src, std::int64_t bos, st
   return Tensor::from_vector(out, {B, static_cast<std::int64_t>(out.size()) / B});
 }
 
+void Seq2SeqTransformer::set_activation_checkpointing(bool on) {
+  for (const ModuleList* stack : {encoder.get(), decoder.get()})
+    for (const auto& b : *stack) static_cast<TransformerBlock&>(*b).checkpoint_activations = on;
+}
+
 std::string Seq2SeqTransformer::extra_repr() const {
   return "encoder_layers=" + std::to_string(config.n_encoder_layers) + ", decoder_layers=" +
          std::to_string(config.n_decoder_layers) + ", placement=" + config.block.placement.name;

@@ -68,6 +68,8 @@ class Seq2SeqTransformer : public Module {
   Tensor greedy_decode(const Tensor& src, std::int64_t bos, std::int64_t eos, std::int64_t max_len,
                        const Tensor& src_padding_mask = Tensor());
   std::string extra_repr() const override;
+  // Activation checkpointing in every block of both stacks (TransformerLM's, the same).
+  void set_activation_checkpointing(bool on);
 
   Seq2SeqConfig config;
   std::shared_ptr<Embedding> src_emb, src_pos, tgt_emb, tgt_pos;

@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "../autograd/checkpoint.hpp"
 #include "../autograd/ops.hpp"
 #include "ada_ln.hpp"
 #include "name_list.hpp"
@@ -90,23 +91,28 @@ Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& contex
                      shape_str(x.shape()));
   if (config.cross_attention && !ctx.memory.defined())
     throw ValueError("TransformerBlock: cross-attention needs ctx.memory (the encoder output)");
+  if (modulation && (!ctx.cond.defined() || ctx.cond.dim() != 2 || ctx.cond.size(1) != config.cond_dim))
+    throw ShapeError("TransformerBlock: " + config.norm.name + " needs ctx.cond of shape (B, " +
+                     std::to_string(config.cond_dim) + "), got " +
+                     (ctx.cond.defined() ? shape_str(ctx.cond.shape()) : std::string("none")));
+  if (!checkpoint_activations) return call.output(compute(x, ctx));
+  // Keep the inputs only; the backward runs compute() again (autograd/checkpoint.hpp).
+  const CheckpointFn block = [this](const TensorList& in) { return compute(in[0], {in[1], in[2], in[3], in[4]}); };
+  return call.output(checkpoint(block, {x, ctx.key_padding_mask, ctx.memory, ctx.memory_padding_mask, ctx.cond}));
+}
+
+Tensor TransformerBlock::compute(const Tensor& x, const BlockContext& ctx) {
   // The condition of each sublayer's norm: the model's (AdaLN reads it; LayerNorm ignores it)
   // or, under AdaLN-Zero, that sublayer's [shift, scale, gate] regressed from it by the block.
   TensorList cond(config.cross_attention ? 3 : 2, ctx.cond);
-  if (modulation) {
-    if (!ctx.cond.defined() || ctx.cond.dim() != 2 || ctx.cond.size(1) != config.cond_dim)
-      throw ShapeError("TransformerBlock: " + config.norm.name + " needs ctx.cond of shape (B, " +
-                       std::to_string(config.cond_dim) + "), got " +
-                       (ctx.cond.defined() ? shape_str(ctx.cond.shape()) : std::string("none")));
-    cond = chunk(modulation->forward(silu(ctx.cond)), static_cast<std::int64_t>(cond.size()), 1);  // each (B, 3C)
-  }
+  if (modulation) cond = chunk(modulation->forward(silu(ctx.cond)), static_cast<std::int64_t>(cond.size()), 1);  // each (B, 3C)
   BlockSublayers F;
   F.attn = Sublayer([&](const Tensor& h) { return attn->forward(h, ctx.key_padding_mask); }, *attn_residual, cond[0]);
   if (cross_attn)
     F.cross = Sublayer([&](const Tensor& h) { return cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); },
                        *cross_residual, cond[1]);
   F.ffn = Sublayer([&](const Tensor& h) { return ffn->forward(h); }, *ffn_residual, cond.back());
-  return call.output(formula_->forward(x, F));
+  return formula_->forward(x, F);
 }
 
 std::string TransformerBlock::extra_repr() const {

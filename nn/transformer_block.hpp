@@ -80,7 +80,8 @@ class TransformerBlock : public Module {
   // stack: where the block sits (DeepNorm's α depends on the depth); a block built alone is
   // taken for a 1-block decoder-only stack.
   explicit TransformerBlock(const TransformerBlockConfig& config, const Stack& stack = {});
-  // x: (B, T, d_model) -> (B, T, d_model)
+  // x: (B, T, d_model) -> (B, T, d_model). Hook inputs: {x, key_padding_mask, memory,
+  // memory_padding_mask, cond}.
   Tensor forward(const Tensor& x, const BlockContext& ctx = {});
   std::string extra_repr() const override;
   // The registry entry of this block's placement.
@@ -94,7 +95,13 @@ class TransformerBlock : public Module {
   std::shared_ptr<Residual> attn_residual, cross_residual, ffn_residual;
   std::shared_ptr<Linear> modulation;  // adaln_zero only: cond -> [shift, scale, gate] per sublayer
 
+  // Activation checkpointing (autograd/checkpoint.hpp): when on, forward keeps only the
+  // block's inputs and the backward recomputes the block, with the same dropout masks. The
+  // gradients are those of the plain block; the block must outlive the graph it is in.
+  bool checkpoint_activations = false;
+
  private:
+  Tensor compute(const Tensor& x, const BlockContext& ctx);  // the block itself, below its hooks
   const PlacementInfo* placement_;
   std::unique_ptr<PlacementFormula> formula_;
 };

@@ -126,6 +126,10 @@ Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens
   return Tensor::from_vector(out, {B, static_cast<std::int64_t>(seqs[0].size())});
 }
 
+void TransformerLM::set_activation_checkpointing(bool on) {
+  for (const auto& b : *blocks) static_cast<TransformerBlock&>(*b).checkpoint_activations = on;
+}
+
 std::string TransformerLM::extra_repr() const {
   return "vocab_size=" + std::to_string(config.vocab_size) + ", n_layers=" + std::to_string(config.n_layers) +
          ", d_model=" + std::to_string(config.block.d_model) + ", placement=" + config.block.placement.name +

@@ -68,6 +68,10 @@ class TransformerLM : public Module {
   Tensor generate(const Tensor& prompt, std::int64_t max_new_tokens, const GenerateOptions& options = {},
                   const Tensor& classes = Tensor());
   std::string extra_repr() const override;
+  // Activation checkpointing in every block (TransformerBlock::checkpoint_activations): less
+  // memory, the same gradients, about one more forward pass per step. Not a model setting:
+  // files do not record it.
+  void set_activation_checkpointing(bool on);
 
   TransformerLMConfig config;
   std::shared_ptr<Embedding> tok_emb, pos_emb, cond_emb;

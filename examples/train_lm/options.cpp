@@ -85,6 +85,9 @@ Options::Options() {
       ->check(CLI::NonNegativeNumber);
   local_flag("--log", s.log, "CSV file of metrics (step, loss, smoothed_loss, val_loss, lr, grad_norm)");
   local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end")->check(CLI::NonNegativeNumber);
+  app.add_flag("--checkpoint-activations", s.checkpoint_activations,
+               "keep only each block's input in the forward and recompute the block in backward: less memory, the "
+               "same gradients, about a third more time per step");
   app.add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
                                "batch, gradients are averaged; rank 0 alone logs, evaluates and saves");
   local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);

@@ -13,6 +13,7 @@ using namespace tapegrad;
 Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_gen_(0), sample_gen_(0) {
   if (s.resume) resume(options);
   else build(options);
+  model_->set_activation_checkpointing(s.checkpoint_activations);
   if (job_.on())
     std::printf("ddp: %d processes, batch %lld = %d x %lld rows, %lld gradient buckets, %lld threads each\n", job_.world,
                 static_cast<long long>(s.batch), job_.world, static_cast<long long>(s.batch / job_.world),
