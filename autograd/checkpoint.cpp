@@ -8,19 +8,6 @@
 
 namespace tapegrad {
 
-namespace {
-// Grad mode on (or off) while it lives, as it was afterwards.
-class GradMode {
- public:
-  explicit GradMode(bool enabled) : previous_(is_grad_enabled()) { set_grad_enabled(enabled); }
-  ~GradMode() { set_grad_enabled(previous_); }
-  GradMode(const GradMode&) = delete;
-  GradMode& operator=(const GradMode&) = delete;
-
- private:
-  bool previous_;
-};
-}  // namespace
 
 Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
   if (!is_grad_enabled()) return fn(inputs);  // nothing would be recorded anyway
@@ -53,7 +40,7 @@ Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
     }
     Tensor recomputed;
     {
-      GradMode recording(true);
+      GradModeGuard recording(true);
       const GeneratorState rng_after = default_generator().get_state();
       default_generator().set_state(rng_before);
       recomputed = fn(leaves);

@@ -12,8 +12,14 @@
 // Hooks (hooks.hpp) run where the gradient of their tensor is known: a non-leaf's when its
 // node's gradient is complete (run_node_hooks), a leaf's when the pass has delivered all of
 // it (LeafDelivery, hook_runner.hpp).
+// With create_graph the pass is itself recorded (grad mode stays on while the backward
+// functions run), so its results can be differentiated again; each node's backward must then
+// be written with differentiable ops (DoubleBackward::supported, node.hpp). grad() runs the
+// same pass but returns the gradients of the tensors it is asked about instead of filling
+// .grad(), and visits only the nodes on a path to them.
 #include "engine.hpp"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -29,24 +35,29 @@
 
 namespace tapegrad {
 
-std::vector<Node*> topological_order(Node* root) {
+std::vector<Node*> topological_order(const std::vector<Node*>& roots) {
   std::vector<Node*> post_order;
-  std::unordered_set<Node*> visited{root};
-  // Each stack entry is a node and the index of the next input edge to explore; children
-  // are visited in argument order so the order (and printed graphs) are reproducible.
-  std::vector<std::pair<Node*, std::size_t>> stack{{root, 0}};
-  while (!stack.empty()) {
-    auto& [node, next] = stack.back();
-    if (next < node->next_edges.size()) {
-      Node* child = node->next_edges[next++].node.get();
-      if (child && visited.insert(child).second) stack.emplace_back(child, 0);
-    } else {
-      post_order.push_back(node);
-      stack.pop_back();
+  std::unordered_set<Node*> visited;
+  for (Node* root : roots) {
+    if (!root || !visited.insert(root).second) continue;
+    // Each stack entry is a node and the index of the next input edge to explore; children
+    // are visited in argument order so the order (and printed graphs) are reproducible.
+    std::vector<std::pair<Node*, std::size_t>> stack{{root, 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->next_edges.size()) {
+        Node* child = node->next_edges[next++].node.get();
+        if (child && visited.insert(child).second) stack.emplace_back(child, 0);
+      } else {
+        post_order.push_back(node);
+        stack.pop_back();
+      }
     }
   }
   return post_order;
 }
+
+std::vector<Node*> topological_order(Node* root) { return topological_order(std::vector<Node*>{root}); }
 
 namespace {
 
@@ -58,51 +69,74 @@ void check_gradient(const Node& node, std::size_t input, const Tensor& grad) {
                      " (" + dtype_name(node.input_dtypes[input]) + ")");
 }
 
-}  // namespace
+// What grad() asks for: the gradients of some leaves and some non-leaves, by position.
+struct Capture {
+  std::unordered_map<const TensorImpl*, std::size_t> leaves;
+  std::unordered_map<const Node*, std::size_t> nodes;
+  TensorList grads;
+  void add(std::size_t i, const Tensor& g) { grads[i] = grads[i].defined() ? tapegrad::add(grads[i], g) : g; }
+};
 
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
-  if (!root.requires_grad())
-    throw GraphError("backward: the tensor of shape " + shape_str(root.shape()) +
-                     " does not require grad and has no grad_fn (call requires_grad_() on the "
-                     "parameters, and do not run the forward pass under NoGradGuard)");
-  Tensor seed = grad;
-  if (!seed.defined()) {
-    if (root.numel() != 1)
-      throw GraphError("backward: a gradient can be created implicitly only for a one-element "
-                       "output, but the output has shape " + shape_str(root.shape()) +
-                       "; pass backward(grad) with a gradient of that shape");
-    seed = ones(root.shape(), root.dtype());
-  } else if (seed.shape() != root.shape() || seed.dtype() != root.dtype()) {
-    throw ShapeError("backward: the gradient has shape " + shape_str(seed.shape()) + " (" +
-                     dtype_name(seed.dtype()) + ") but the output has shape " +
-                     shape_str(root.shape()) + " (" + dtype_name(root.dtype()) + ")");
+// The nodes from which a captured tensor can be reached: the only ones grad() must run.
+std::unordered_set<const Node*> nodes_leading_to(const std::vector<Node*>& order, const Capture& c) {
+  std::unordered_set<const Node*> needed;
+  for (const Node* node : order) {  // inputs come first in the order
+    bool leads = c.nodes.count(node) > 0;
+    for (const Edge& e : node->next_edges)
+      leads = leads || (e.node && needed.count(e.node.get())) || (e.leaf && c.leaves.count(e.leaf.get()));
+    if (leads) needed.insert(node);
   }
+  return needed;
+}
 
-  NoGradGuard no_grad;  // the backward pass itself is not recorded (no double backward)
-  if (root.is_leaf()) {
-    detail::LeafDelivery::deliver_root(root.impl_ptr(), seed);
-    return;
+// The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
+// capture's gradients when capture is given.
+void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph, Capture* capture) {
+  GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
+  std::vector<Node*> root_nodes;
+  for (std::size_t r = 0; r < roots.size(); ++r) {
+    if (!roots[r].is_leaf()) {
+      root_nodes.push_back(roots[r].grad_fn().get());
+      continue;
+    }
+    if (!capture) detail::LeafDelivery::deliver_root(roots[r].impl_ptr(), seeds[r], create_graph);
+    else if (auto c = capture->leaves.find(&roots[r].impl()); c != capture->leaves.end()) capture->add(c->second, seeds[r]);
   }
+  if (root_nodes.empty()) return;
 
-  std::vector<Node*> order = topological_order(root.grad_fn().get());
+  std::vector<Node*> order = topological_order(root_nodes);
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // name the one nearest the output
     if (Node* node = *it; node->released())
       throw GraphError("backward: trying to backward through the graph a second time: the "
                        "saved tensors of '" + node->name + "' (output shape " +
                        shape_str(node->output_shape) + ") were freed by the first backward; "
                        "pass retain_graph=true to the first backward to keep them");
+  const std::unordered_set<const Node*> needed = capture ? nodes_leading_to(order, *capture) : std::unordered_set<const Node*>{};
 
   // Sum of the gradients received so far by each node's output.
-  std::unordered_map<Node*, Tensor> grads{{root.grad_fn().get(), seed}};
-  detail::LeafDelivery leaves(order);
+  std::unordered_map<Node*, Tensor> grads;
+  for (std::size_t r = 0; r < roots.size(); ++r)
+    if (!roots[r].is_leaf()) {
+      auto [slot, inserted] = grads.try_emplace(roots[r].grad_fn().get(), seeds[r]);
+      if (!inserted) slot->second = add(slot->second, seeds[r]);
+    }
+  detail::LeafDelivery leaves(capture ? std::vector<Node*>{} : order, create_graph);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     auto found = grads.find(node);
-    if (found == grads.end()) {  // a node may receive nothing (inputs that get no gradient)
-      leaves.skip(*node);
+    if (capture && !needed.count(node)) {  // grad(): no path from here to what was asked
+      if (found != grads.end()) grads.erase(found);
+    } else if (found == grads.end()) {  // a node may receive nothing (inputs that get no gradient)
+      if (!capture) leaves.skip(*node);
     } else {
       Tensor dout = detail::run_node_hooks(*node, std::move(found->second));
       grads.erase(found);
+      if (capture)
+        if (auto c = capture->nodes.find(node); c != capture->nodes.end()) capture->add(c->second, dout);
+      if (create_graph && node->double_backward != DoubleBackward::supported)
+        throw GraphError("backward of '" + node->name + "' (output shape " + shape_str(node->output_shape) +
+                         ") is not written with differentiable ops, so it cannot be recorded for a higher-order "
+                         "gradient (create_graph); pass DoubleBackward::supported to record() once it is");
       profiler::Scope timed(node->name.c_str(), profiler::Phase::backward);
       TensorList dinputs = node->apply(dout);
       if (dinputs.size() != node->next_edges.size())
@@ -114,7 +148,7 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
         if (!node->needs_input_grad[i]) continue;
         const Edge& edge = node->next_edges[i];
         if (!g.defined()) {
-          if (edge.leaf) leaves.deliver(edge.leaf, g);  // counts down what the leaf awaits
+          if (edge.leaf && !capture) leaves.deliver(edge.leaf, g);  // counts down what the leaf awaits
           continue;
         }
         check_gradient(*node, i, g);
@@ -126,14 +160,68 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph) {
         if (edge.node) {
           auto [slot, inserted] = grads.try_emplace(edge.node.get(), g);
           if (!inserted) slot->second = add(slot->second, g);  // fan-out: gradients add up
-        } else if (edge.leaf) {
+        } else if (edge.leaf && !capture) {
           leaves.deliver(edge.leaf, g);
+        } else if (edge.leaf) {
+          if (auto c = capture->leaves.find(edge.leaf.get()); c != capture->leaves.end()) capture->add(c->second, g);
         }
       }
     }
     if (!retain_graph) node->release();  // free the saved tensors as soon as they are used
   }
   profiler::mark();
+}
+
+// dL/d root, checked against the root: the given one, or 1 for a one-element root.
+Tensor seed_for(const Tensor& root, const Tensor& grad, const char* who) {
+  if (!root.requires_grad())
+    throw GraphError(std::string(who) + ": the tensor of shape " + shape_str(root.shape()) +
+                     " does not require grad and has no grad_fn (call requires_grad_() on the "
+                     "parameters, and do not run the forward pass under NoGradGuard)");
+  if (!grad.defined()) {
+    if (root.numel() != 1)
+      throw GraphError(std::string(who) + ": a gradient can be created implicitly only for a one-element "
+                       "output, but the output has shape " + shape_str(root.shape()) +
+                       "; pass a gradient of that shape");
+    return ones(root.shape(), root.dtype());
+  }
+  if (grad.shape() != root.shape() || grad.dtype() != root.dtype())
+    throw ShapeError(std::string(who) + ": the gradient has shape " + shape_str(grad.shape()) + " (" +
+                     dtype_name(grad.dtype()) + ") but the output has shape " +
+                     shape_str(root.shape()) + " (" + dtype_name(root.dtype()) + ")");
+  return grad;
+}
+
+}  // namespace
+
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool create_graph) {
+  run_pass({root}, {seed_for(root, grad, "backward")}, retain_graph || create_graph, create_graph, nullptr);
+}
+
+TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
+                std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    throw ValueError("grad: " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
+                     std::to_string(outputs.size()) + " outputs");
+  TensorList seeds;
+  for (std::size_t i = 0; i < outputs.size(); ++i)
+    seeds.push_back(seed_for(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
+  Capture capture;
+  capture.grads.resize(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& x = inputs[k];
+    if (!x.defined() || !x.requires_grad())
+      throw GraphError("grad: input " + std::to_string(k) + " does not require grad");
+    if (x.is_leaf()) capture.leaves.emplace(&x.impl(), k);
+    else capture.nodes.emplace(x.grad_fn().get(), k);
+  }
+  run_pass(outputs, seeds, retain_graph.value_or(create_graph), create_graph, &capture);
+  for (std::size_t k = 0; k < inputs.size(); ++k)
+    if (!capture.grads[k].defined() && !allow_unused)
+      throw GraphError("grad: input " + std::to_string(k) + " (shape " + shape_str(inputs[k].shape()) +
+                       ") was not used to compute the outputs; pass allow_unused = true to get an undefined "
+                       "tensor for it");
+  return capture.grads;
 }
 
 }  // namespace tapegrad

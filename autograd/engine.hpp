@@ -1,6 +1,7 @@
 // engine.hpp — reverse-mode differentiation over the recorded graph.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "tensor.hpp"
@@ -13,9 +14,20 @@ class Node;
 // walked from the back, each node comes after every node that consumes its output (the order
 // backward visits them). Inputs are visited in argument order: the order is reproducible.
 std::vector<Node*> topological_order(Node* root);
+std::vector<Node*> topological_order(const std::vector<Node*>& roots);
 
 // Backpropagates `grad` (dL/d root) from `root` to every leaf that requires grad,
-// accumulating into their .grad(). Tensor::backward() calls this.
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph);
+// accumulating into their .grad(). Tensor::backward() calls this. With create_graph the
+// backward pass is itself recorded (and the graph retained): the gradients it leaves in
+// .grad() can be differentiated again.
+void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool create_graph = false);
+
+// torch.autograd.grad: the gradients of the outputs (weighted by grad_outputs, default 1 for
+// one-element outputs) with respect to each of inputs (leaves or not), returned instead of
+// accumulated in .grad(); no .grad() changes and no leaf hook runs. retain_graph defaults to
+// create_graph. An input the outputs do not depend on is an error unless allow_unused (then
+// its gradient is undefined).
+TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs = {},
+                std::optional<bool> retain_graph = std::nullopt, bool create_graph = false, bool allow_unused = false);
 
 }  // namespace tapegrad

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <sstream>
 
+#include "engine.hpp"
 #include "grad_mode.hpp"
 #include "ops.hpp"
+#include "random.hpp"
 
 namespace tapegrad {
 
@@ -104,6 +106,34 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
     result.report = worst.str();
   }
   return result;
+}
+
+GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs, const GradcheckOptions& opt) {
+  TensorList wanted;
+  for (const Tensor& x : inputs)
+    if (x.defined() && x.requires_grad()) wanted.push_back(x);
+  Tensor v;
+  {
+    GradModeGuard recording(true);
+    const Tensor y = fn(inputs);
+    Generator gen(20260101);
+    v = randn(y.shape(), gen, DType::float64);
+  }
+  // g(inputs): every wanted input's ∂⟨fn, v⟩/∂input, flattened and joined. It records its own
+  // graph whatever the caller's grad mode (gradcheck evaluates it under NoGradGuard too).
+  const GradcheckFn first_derivative = [&](const TensorList& in) {
+    GradModeGuard recording(true);
+    const Tensor y = fn(in);
+    if (!y.requires_grad()) return zeros({1}, DType::float64);
+    const TensorList g = grad({y}, wanted, {v}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);
+    TensorList flat;
+    for (std::size_t k = 0; k < g.size(); ++k)
+      flat.push_back(g[k].defined() ? g[k].reshape({-1}) : zeros({wanted[k].numel()}, DType::float64));
+    return cat(flat, 0);
+  };
+  GradcheckResult r = gradcheck(first_derivative, inputs, opt);
+  r.report = (r.ok ? "gradgradcheck passed (" : "gradgradcheck failed (") + r.report + ")";
+  return r;
 }
 
 }  // namespace tapegrad

@@ -37,4 +37,12 @@ using GradcheckFn = std::function<Tensor(const TensorList&)>;
 GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs,
                           const GradcheckOptions& options = {});
 
+// Second derivatives, as torch.autograd.gradgradcheck: gradcheck of the first derivative,
+//   g(inputs) = ∂⟨fn(inputs), v⟩/∂inputs   (computed with grad(..., create_graph = true)),
+// against central differences of g itself, for a fixed random v of fn's output shape. So the
+// backward of every op on the way, run with create_graph, is checked to be differentiable
+// and correct. g is small: its Jacobian has (elements of the inputs)² entries.
+GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs,
+                              const GradcheckOptions& options = {});
+
 }  // namespace tapegrad

@@ -11,8 +11,13 @@ namespace {
 // leaf.grad += grad. The first contribution is adopted as it is when nothing else holds its
 // tensor or its storage (as PyTorch's AccumulateGrad does); otherwise it is copied, because
 // it may alias a buffer that another part of the backward pass still reads (add's backward
-// returns dout for both inputs, a view shares its base's storage).
-void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad) {
+// returns dout for both inputs, a view shares its base's storage). Under create_graph the
+// gradient keeps its graph: adopted as it is, and later contributions added out of place.
+void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad, bool create_graph) {
+  if (create_graph) {
+    leaf.grad = leaf.grad ? add(Tensor(leaf.grad), grad).impl_ptr() : grad.impl_ptr();
+    return;
+  }
   if (!leaf.grad) {
     const bool sole_owner = grad.impl_ptr().use_count() == 1 && grad.impl().storage.use_count() == 1 &&
                             grad.is_contiguous() && !grad.requires_grad();
@@ -71,7 +76,7 @@ Tensor run_node_hooks(const Node& node, Tensor dout) {
   return run_grad_hooks(*node.grad_hooks, std::move(dout), what, node.output_shape, node.dtype);
 }
 
-LeafDelivery::LeafDelivery(const std::vector<Node*>& order) {
+LeafDelivery::LeafDelivery(const std::vector<Node*>& order, bool create_graph) : create_graph_(create_graph) {
   for (const Node* node : order)
     for (std::size_t i = 0; i < node->next_edges.size(); ++i)
       if (node->needs_input_grad[i] && has_hooks(node->next_edges[i].leaf)) ++hooked_[node->next_edges[i].leaf.get()].remaining;
@@ -80,7 +85,7 @@ LeafDelivery::LeafDelivery(const std::vector<Node*>& order) {
 void LeafDelivery::deliver(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad) {
   auto found = hooked_.find(leaf.get());
   if (found == hooked_.end()) {  // no hooks: straight into .grad()
-    if (grad.defined()) accumulate_into_leaf(*leaf, grad);
+    if (grad.defined()) accumulate_into_leaf(*leaf, grad, create_graph_);
     return;
   }
   Pending& p = found->second;
@@ -88,7 +93,7 @@ void LeafDelivery::deliver(const std::shared_ptr<TensorImpl>& leaf, const Tensor
   if (--p.remaining > 0) return;
   const Tensor sum = std::move(p.sum);
   hooked_.erase(found);
-  if (sum.defined()) finish(leaf, sum);
+  if (sum.defined()) finish(leaf, sum, create_graph_);
 }
 
 void LeafDelivery::skip(const Node& node) {
@@ -96,15 +101,15 @@ void LeafDelivery::skip(const Node& node) {
     if (node.needs_input_grad[i] && node.next_edges[i].leaf) deliver(node.next_edges[i].leaf, Tensor());
 }
 
-void LeafDelivery::deliver_root(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad) {
-  if (has_hooks(leaf)) finish(leaf, grad);
-  else accumulate_into_leaf(*leaf, grad);
+void LeafDelivery::deliver_root(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad, bool create_graph) {
+  if (has_hooks(leaf)) finish(leaf, grad, create_graph);
+  else accumulate_into_leaf(*leaf, grad, create_graph);
 }
 
-void LeafDelivery::finish(const std::shared_ptr<TensorImpl>& leaf, const Tensor& sum) {
+void LeafDelivery::finish(const std::shared_ptr<TensorImpl>& leaf, const Tensor& sum, bool create_graph) {
   const std::shared_ptr<LeafHooks> hooks = leaf->hooks;  // a hook may register or remove others
   const std::string what = leaf_name(*leaf);
-  accumulate_into_leaf(*leaf, run_grad_hooks(*hooks->grad, sum, what, leaf->shape, leaf->dtype));
+  accumulate_into_leaf(*leaf, run_grad_hooks(*hooks->grad, sum, what, leaf->shape, leaf->dtype), create_graph);
   Tensor tensor(leaf);
   const auto post = hooks->post_accumulate->snapshot();
   for (std::size_t i = 0; i < post.size(); ++i) {

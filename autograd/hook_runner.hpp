@@ -22,22 +22,24 @@ Tensor run_node_hooks(const Node& node, Tensor dout);
 
 class LeafDelivery {
  public:
-  // Counts what each leaf with hooks will receive from the nodes of one backward pass.
-  explicit LeafDelivery(const std::vector<Node*>& order);
+  // Counts what each leaf with hooks will receive from the nodes of one backward pass. With
+  // create_graph, .grad() keeps the graph of what it receives (sums are recorded, not in place).
+  LeafDelivery(const std::vector<Node*>& order, bool create_graph);
   // A contribution to leaf (undefined: the edge's node produced none for it).
   void deliver(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad);
   // A node that received no gradient: its leaves get nothing from it.
   void skip(const Node& node);
   // The whole gradient of a leaf that is the root of the backward pass.
-  static void deliver_root(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad);
+  static void deliver_root(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad, bool create_graph);
 
  private:
   struct Pending {
     Tensor sum;
     std::int64_t remaining = 0;
   };
-  static void finish(const std::shared_ptr<TensorImpl>& leaf, const Tensor& sum);
+  static void finish(const std::shared_ptr<TensorImpl>& leaf, const Tensor& sum, bool create_graph);
   std::unordered_map<TensorImpl*, Pending> hooked_;
+  bool create_graph_;
 };
 
 }  // namespace tapegrad::detail

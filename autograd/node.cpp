@@ -19,7 +19,7 @@ std::atomic<std::uint64_t> next_sequence_nr{0};
 Node::Node(std::string name_, std::vector<Edge> next_edges_, std::vector<bool> needs_input_grad_,
            std::vector<Shape> input_shapes_, std::vector<DType> input_dtypes_,
            Shape output_shape_, DType dtype_,
-           BackwardFn backward_fn)
+           BackwardFn backward_fn, DoubleBackward double_backward_)
     : name(std::move(name_)),
       next_edges(std::move(next_edges_)),
       needs_input_grad(std::move(needs_input_grad_)),
@@ -28,6 +28,7 @@ Node::Node(std::string name_, std::vector<Edge> next_edges_, std::vector<bool> n
       output_shape(std::move(output_shape_)),
       dtype(dtype_),
       sequence_nr(next_sequence_nr++),
+      double_backward(double_backward_),
       backward_fn_(std::move(backward_fn)) {}
 
 Node::~Node() {
@@ -46,6 +47,30 @@ Node::~Node() {
 
 namespace {
 thread_local bool* requires_grad_seen = nullptr;  // the live RequiresGradProbe's flag
+thread_local const Node* running = nullptr;       // the node whose backward function runs
+}
+
+TensorList Node::apply(const Tensor& dout) const {
+  struct Running {  // nested: a checkpoint's backward runs a whole backward pass inside
+    const Node* previous;
+    explicit Running(const Node* n) : previous(running) { running = n; }
+    ~Running() { running = previous; }
+  } scope(this);
+  return backward_fn_(dout);
+}
+
+Tensor saved_output_with_graph(const Tensor& saved) {
+  if (!running) throw GraphError("saved_output_with_graph: called outside a backward function");
+  auto impl = std::make_shared<TensorImpl>();
+  const TensorImpl& src = saved.impl();
+  impl->storage = src.storage;
+  impl->offset = src.offset;
+  impl->shape = src.shape;
+  impl->strides = src.strides;
+  impl->dtype = src.dtype;
+  impl->requires_grad = true;
+  impl->grad_fn = std::const_pointer_cast<Node>(running->shared_from_this());
+  return Tensor(std::move(impl));
 }
 
 detail::RequiresGradProbe::RequiresGradProbe() : previous_(requires_grad_seen) { requires_grad_seen = &seen_; }
@@ -63,7 +88,7 @@ bool should_record(const TensorList& inputs) {
   return false;
 }
 
-void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward) {
+void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward, DoubleBackward double_backward) {
   std::vector<Edge> edges(inputs.size());
   std::vector<bool> needs(inputs.size(), false);
   std::vector<Shape> shapes(inputs.size());
@@ -82,7 +107,7 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
   }
   TensorImpl& impl = out.impl();
   impl.grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(needs), std::move(shapes),
-                                        std::move(dtypes), impl.shape, impl.dtype, std::move(backward));
+                                        std::move(dtypes), impl.shape, impl.dtype, std::move(backward), double_backward);
   impl.requires_grad = true;
   profiler::forward_op_done(name);
   if (is_anomaly_enabled()) {

@@ -29,11 +29,15 @@ struct Edge {
   std::shared_ptr<TensorImpl> leaf;   // or the input is a leaf that requires grad
 };
 
-class Node {
+// Whether an op's backward is written with differentiable ops, so that a backward pass with
+// create_graph records it and a second derivative can flow through it (higher_order.md).
+enum class DoubleBackward { unsupported, supported };
+
+class Node : public std::enable_shared_from_this<Node> {
  public:
   Node(std::string name, std::vector<Edge> next_edges, std::vector<bool> needs_input_grad,
        std::vector<Shape> input_shapes, std::vector<DType> input_dtypes, Shape output_shape,
-       DType dtype, BackwardFn backward_fn);
+       DType dtype, BackwardFn backward_fn, DoubleBackward double_backward = DoubleBackward::unsupported);
   // Frees a long chain of nodes iteratively (a recursive chain of destructors would
   // overflow the stack on very deep graphs).
   ~Node();
@@ -47,13 +51,15 @@ class Node {
   const DType dtype;                      // of the output
   const std::uint64_t sequence_nr;        // order of execution in the forward pass
   std::string module_path;                // the module that ran the op (anomaly mode only)
+  const DoubleBackward double_backward;   // may run under create_graph
   // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf); null until one is registered.
   std::shared_ptr<HookList<GradHook>> grad_hooks;
 
   bool released() const { return !backward_fn_; }
   // Drops the saved tensors. A second backward through this node then raises GraphError.
   void release() { backward_fn_ = nullptr; }
-  TensorList apply(const Tensor& dout) const { return backward_fn_(dout); }
+  // Runs the backward function (saved_output_with_graph then knows which node runs).
+  TensorList apply(const Tensor& dout) const;
 
  private:
   BackwardFn backward_fn_;
@@ -84,7 +90,16 @@ class RequiresGradProbe {
 bool has_non_finite(const Tensor& t);
 
 // Makes `out` the non-leaf output of a new Node named `name` over `inputs`.
-// Call only when should_record(inputs) is true.
-void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward);
+// Call only when should_record(inputs) is true. An op whose backward computes with
+// differentiable ops on what it saved (and so may run under create_graph) says
+// DoubleBackward::supported; a backward pass with create_graph refuses the others.
+void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward,
+            DoubleBackward double_backward = DoubleBackward::unsupported);
+
+// Inside a backward function: a tensor with the data of `saved` (a .detach() of the node's own
+// output, saved by its forward) and, as grad_fn, the node being run — the output as part of
+// the graph again, so that a backward written with it is differentiable through this node
+// (what a saved output needs under create_graph). Throws outside a backward function.
+Tensor saved_output_with_graph(const Tensor& saved);
 
 }  // namespace tapegrad

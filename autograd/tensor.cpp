@@ -142,8 +142,8 @@ HookHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hoo
   return HookHandle(impl().hooks->post_accumulate, id);
 }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph) const {
-  run_backward(*this, grad, retain_graph);
+void Tensor::backward(const Tensor& grad, bool retain_graph, bool create_graph) const {
+  run_backward(*this, grad, retain_graph, create_graph);
 }
 
 Tensor Tensor::detach() const {

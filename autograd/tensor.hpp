@@ -90,8 +90,10 @@ class Tensor {
 
   // Reverse-mode differentiation from this tensor. `grad` defaults to 1 for a one-element
   // tensor and is required otherwise. Gradients accumulate (+=) into leaves' grad().
-  // The recorded graph is freed afterwards unless retain_graph is true.
-  void backward(const Tensor& grad = Tensor(), bool retain_graph = false) const;
+  // The recorded graph is freed afterwards unless retain_graph is true. With create_graph
+  // the backward pass is recorded too (and the graph kept): the .grad() it leaves can be
+  // differentiated again (docs/higher-order.md); grad() (engine.hpp) returns gradients instead.
+  void backward(const Tensor& grad = Tensor(), bool retain_graph = false, bool create_graph = false) const;
 
   // Same data, cut from the graph: no grad_fn, requires_grad false.
   Tensor detach() const;
