@@ -5,9 +5,9 @@
 #include "grad_mode.hpp"
 #include "node.hpp"
 #include "random.hpp"
+#include "recompute.hpp"
 
 namespace tapegrad {
-
 
 Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
   if (!is_grad_enabled()) return fn(inputs);  // nothing would be recorded anyway
@@ -24,33 +24,19 @@ Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
   if (!depends_on_grad) return out;  // a constant: nothing to backpropagate to
   if (!out.defined() || !is_floating(out.dtype()))
     throw ValueError("checkpoint: the function must return a float tensor to backpropagate through");
-  TensorList saved;
-  std::vector<bool> wants_grad;
-  for (const Tensor& t : inputs) {
-    saved.push_back(t.defined() ? t.detach() : Tensor());
-    wants_grad.push_back(t.defined() && t.requires_grad());
-  }
-  // 2. Backward: recompute from the same generator state, recorded, then backpropagate.
-  record(out, "checkpoint", inputs, [fn, saved, wants_grad, rng_before](const Tensor& dout) -> TensorList {
-    TensorList leaves;
-    for (std::size_t i = 0; i < saved.size(); ++i) {
-      Tensor leaf = saved[i].defined() ? saved[i].detach() : Tensor();  // a fresh leaf on the same data
-      if (wants_grad[i]) leaf.requires_grad_();
-      leaves.push_back(leaf);
-    }
-    Tensor recomputed;
-    {
-      GradModeGuard recording(true);
+  // 2. Backward: recompute from the same generator state, recorded, then backpropagate
+  // (recompute.hpp); with create_graph that backward is itself recorded, so a checkpointed
+  // block can be differentiated twice.
+  record(out, "checkpoint", inputs, [fn, inputs, rng_before](const Tensor& dout) -> TensorList {
+    const detail::CompositeFn replay = [&fn, &rng_before](const TensorList& in) {
       const GeneratorState rng_after = default_generator().get_state();
       default_generator().set_state(rng_before);
-      recomputed = fn(leaves);
+      Tensor recomputed = fn(in);
       default_generator().set_state(rng_after);  // the stream goes on as if fn had run once
-    }
-    if (recomputed.requires_grad()) recomputed.backward(dout);
-    TensorList dinputs;
-    for (std::size_t i = 0; i < leaves.size(); ++i) dinputs.push_back(wants_grad[i] ? leaves[i].grad() : Tensor());
-    return dinputs;
-  });
+      return recomputed;
+    };
+    return detail::backward_by_recomputing(replay, inputs, dout);
+  }, DoubleBackward::supported);
   return out;
 }
 

@@ -19,6 +19,8 @@
 // .grad(), and visits only the nodes on a path to them.
 #include "engine.hpp"
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -35,7 +37,7 @@
 
 namespace tapegrad {
 
-std::vector<Node*> topological_order(const std::vector<Node*>& roots) {
+std::vector<Node*> topological_order(const std::vector<Node*>& roots, std::uint64_t min_sequence_nr) {
   std::vector<Node*> post_order;
   std::unordered_set<Node*> visited;
   for (Node* root : roots) {
@@ -47,7 +49,8 @@ std::vector<Node*> topological_order(const std::vector<Node*>& roots) {
       auto& [node, next] = stack.back();
       if (next < node->next_edges.size()) {
         Node* child = node->next_edges[next++].node.get();
-        if (child && visited.insert(child).second) stack.emplace_back(child, 0);
+        if (child && child->sequence_nr >= min_sequence_nr && visited.insert(child).second)
+          stack.emplace_back(child, 0);
       } else {
         post_order.push_back(node);
         stack.pop_back();
@@ -57,7 +60,7 @@ std::vector<Node*> topological_order(const std::vector<Node*>& roots) {
   return post_order;
 }
 
-std::vector<Node*> topological_order(Node* root) { return topological_order(std::vector<Node*>{root}); }
+std::vector<Node*> topological_order(Node* root) { return topological_order(std::vector<Node*>{root}, 0); }
 
 namespace {
 
@@ -74,7 +77,19 @@ struct Capture {
   std::unordered_map<const TensorImpl*, std::size_t> leaves;
   std::unordered_map<const Node*, std::size_t> nodes;
   TensorList grads;
+  // detail::backward_to: the leaves not asked about still get their .grad() filled.
+  bool fill_other_leaves = false;
   void add(std::size_t i, const Tensor& g) { grads[i] = grads[i].defined() ? tapegrad::add(grads[i], g) : g; }
+  // A node consumes tensors made before it, so every node on a path to a captured node was
+  // made after it: when only non-leaves are asked about, the search stops at nodes older than
+  // the oldest of them (PyTorch prunes by the same rule). Without it, a grad() inside a
+  // backward function would walk the whole graph below the tensors it asks about.
+  std::uint64_t min_sequence_nr() const {
+    if (!leaves.empty() || nodes.empty()) return 0;
+    std::uint64_t m = UINT64_MAX;
+    for (const auto& entry : nodes) m = std::min(m, entry.first->sequence_nr);
+    return m;
+  }
 };
 
 // The nodes from which a captured tensor can be reached: the only ones grad() must run.
@@ -93,25 +108,34 @@ std::unordered_set<const Node*> nodes_leading_to(const std::vector<Node*>& order
 // capture's gradients when capture is given.
 void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph, Capture* capture) {
   GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
+  const bool fills_leaves = !capture || capture->fill_other_leaves;
+  // A contribution to a leaf: captured when grad() asks for it, otherwise into its .grad().
+  auto to_leaf = [&](const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, detail::LeafDelivery* delivery) {
+    if (capture)
+      if (auto c = capture->leaves.find(leaf.get()); c != capture->leaves.end()) {
+        if (g.defined()) capture->add(c->second, g);
+        return;
+      }
+    if (!fills_leaves) return;
+    if (delivery) delivery->deliver(leaf, g);
+    else detail::LeafDelivery::deliver_root(leaf, g, create_graph);
+  };
   std::vector<Node*> root_nodes;
   for (std::size_t r = 0; r < roots.size(); ++r) {
-    if (!roots[r].is_leaf()) {
-      root_nodes.push_back(roots[r].grad_fn().get());
-      continue;
-    }
-    if (!capture) detail::LeafDelivery::deliver_root(roots[r].impl_ptr(), seeds[r], create_graph);
-    else if (auto c = capture->leaves.find(&roots[r].impl()); c != capture->leaves.end()) capture->add(c->second, seeds[r]);
+    if (roots[r].is_leaf()) to_leaf(roots[r].impl_ptr(), seeds[r], nullptr);
+    else root_nodes.push_back(roots[r].grad_fn().get());
   }
   if (root_nodes.empty()) return;
 
-  std::vector<Node*> order = topological_order(root_nodes);
+  std::vector<Node*> order = topological_order(root_nodes, capture ? capture->min_sequence_nr() : 0);
   for (auto it = order.rbegin(); it != order.rend(); ++it)  // name the one nearest the output
     if (Node* node = *it; node->released())
       throw GraphError("backward: trying to backward through the graph a second time: the "
                        "saved tensors of '" + node->name + "' (output shape " +
                        shape_str(node->output_shape) + ") were freed by the first backward; "
                        "pass retain_graph=true to the first backward to keep them");
-  const std::unordered_set<const Node*> needed = capture ? nodes_leading_to(order, *capture) : std::unordered_set<const Node*>{};
+  const bool prune = capture && !capture->fill_other_leaves;
+  const std::unordered_set<const Node*> needed = prune ? nodes_leading_to(order, *capture) : std::unordered_set<const Node*>{};
 
   // Sum of the gradients received so far by each node's output.
   std::unordered_map<Node*, Tensor> grads;
@@ -120,19 +144,31 @@ void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_grap
       auto [slot, inserted] = grads.try_emplace(roots[r].grad_fn().get(), seeds[r]);
       if (!inserted) slot->second = add(slot->second, seeds[r]);
     }
-  detail::LeafDelivery leaves(capture ? std::vector<Node*>{} : order, create_graph);
+  std::vector<Node*> feeding_leaves;  // the nodes whose leaf edges this pass serves
+  if (fills_leaves)
+    for (Node* node : order)
+      if (!capture || !capture->nodes.count(node)) feeding_leaves.push_back(node);
+  detail::LeafDelivery leaves(feeding_leaves, create_graph);
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* node = *it;
     auto found = grads.find(node);
-    if (capture && !needed.count(node)) {  // grad(): no path from here to what was asked
+    if (prune && !needed.count(node)) {  // grad(): no path from here to what was asked
       if (found != grads.end()) grads.erase(found);
     } else if (found == grads.end()) {  // a node may receive nothing (inputs that get no gradient)
-      if (!capture) leaves.skip(*node);
+      if (fills_leaves && !(capture && capture->nodes.count(node))) leaves.skip(*node);
     } else {
       Tensor dout = detail::run_node_hooks(*node, std::move(found->second));
       grads.erase(found);
+      bool stop = false;  // backward_to: the gradient of an input goes no further
       if (capture)
-        if (auto c = capture->nodes.find(node); c != capture->nodes.end()) capture->add(c->second, dout);
+        if (auto c = capture->nodes.find(node); c != capture->nodes.end()) {
+          capture->add(c->second, dout);
+          stop = capture->fill_other_leaves;
+        }
+      if (stop) {
+        if (!retain_graph) node->release();
+        continue;
+      }
       if (create_graph && node->double_backward != DoubleBackward::supported)
         throw GraphError("backward of '" + node->name + "' (output shape " + shape_str(node->output_shape) +
                          ") is not written with differentiable ops, so it cannot be recorded for a higher-order "
@@ -148,7 +184,7 @@ void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_grap
         if (!node->needs_input_grad[i]) continue;
         const Edge& edge = node->next_edges[i];
         if (!g.defined()) {
-          if (edge.leaf && !capture) leaves.deliver(edge.leaf, g);  // counts down what the leaf awaits
+          if (edge.leaf) to_leaf(edge.leaf, g, &leaves);  // counts down what the leaf awaits
           continue;
         }
         check_gradient(*node, i, g);
@@ -160,10 +196,8 @@ void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_grap
         if (edge.node) {
           auto [slot, inserted] = grads.try_emplace(edge.node.get(), g);
           if (!inserted) slot->second = add(slot->second, g);  // fan-out: gradients add up
-        } else if (edge.leaf && !capture) {
-          leaves.deliver(edge.leaf, g);
         } else if (edge.leaf) {
-          if (auto c = capture->leaves.find(edge.leaf.get()); c != capture->leaves.end()) capture->add(c->second, g);
+          to_leaf(edge.leaf, g, &leaves);
         }
       }
     }
@@ -198,6 +232,23 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
   run_pass({root}, {seed_for(root, grad, "backward")}, retain_graph || create_graph, create_graph, nullptr);
 }
 
+namespace {
+
+Capture capture_of(const TensorList& inputs, const char* who) {
+  Capture capture;
+  capture.grads.resize(inputs.size());
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const Tensor& x = inputs[k];
+    if (!x.defined() || !x.requires_grad())
+      throw GraphError(std::string(who) + ": input " + std::to_string(k) + " does not require grad");
+    if (x.is_leaf()) capture.leaves.emplace(&x.impl(), k);
+    else capture.nodes.emplace(x.grad_fn().get(), k);
+  }
+  return capture;
+}
+
+}  // namespace
+
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
                 std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
   if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
@@ -206,21 +257,21 @@ TensorList grad(const TensorList& outputs, const TensorList& inputs, const Tenso
   TensorList seeds;
   for (std::size_t i = 0; i < outputs.size(); ++i)
     seeds.push_back(seed_for(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
-  Capture capture;
-  capture.grads.resize(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const Tensor& x = inputs[k];
-    if (!x.defined() || !x.requires_grad())
-      throw GraphError("grad: input " + std::to_string(k) + " does not require grad");
-    if (x.is_leaf()) capture.leaves.emplace(&x.impl(), k);
-    else capture.nodes.emplace(x.grad_fn().get(), k);
-  }
+  Capture capture = capture_of(inputs, "grad");
   run_pass(outputs, seeds, retain_graph.value_or(create_graph), create_graph, &capture);
   for (std::size_t k = 0; k < inputs.size(); ++k)
     if (!capture.grads[k].defined() && !allow_unused)
       throw GraphError("grad: input " + std::to_string(k) + " (shape " + shape_str(inputs[k].shape()) +
                        ") was not used to compute the outputs; pass allow_unused = true to get an undefined "
                        "tensor for it");
+  return capture.grads;
+}
+
+TensorList detail::backward_to(const Tensor& root, const Tensor& seed, const TensorList& inputs, bool create_graph) {
+  Capture capture = capture_of(inputs, "backward_to");
+  if (!capture.leaves.empty()) throw GraphError("backward_to: the inputs must be non-leaves");
+  capture.fill_other_leaves = true;
+  run_pass({root}, {seed_for(root, seed, "backward_to")}, create_graph, create_graph, &capture);
   return capture.grads;
 }
 

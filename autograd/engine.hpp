@@ -1,6 +1,7 @@
 // engine.hpp — reverse-mode differentiation over the recorded graph.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -14,7 +15,8 @@ class Node;
 // walked from the back, each node comes after every node that consumes its output (the order
 // backward visits them). Inputs are visited in argument order: the order is reproducible.
 std::vector<Node*> topological_order(Node* root);
-std::vector<Node*> topological_order(const std::vector<Node*>& roots);
+// Several roots, and (for grad()) no node older than min_sequence_nr: the search stops there.
+std::vector<Node*> topological_order(const std::vector<Node*>& roots, std::uint64_t min_sequence_nr = 0);
 
 // Backpropagates `grad` (dL/d root) from `root` to every leaf that requires grad,
 // accumulating into their .grad(). Tensor::backward() calls this. With create_graph the
@@ -29,5 +31,14 @@ void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, boo
 // its gradient is undefined).
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs = {},
                 std::optional<bool> retain_graph = std::nullopt, bool create_graph = false, bool allow_unused = false);
+
+namespace detail {
+// The backward pass of a recomputation (checkpoint, fused ops under create_graph,
+// recompute.hpp): from root, seeded with seed, it returns the gradients reaching `inputs`
+// (non-leaves: the aliases the recomputation ran on) and stops there, while every other leaf
+// the recomputation used (a parameter inside a checkpointed function) gets its .grad() as in
+// backward(). With create_graph the pass is recorded and the graph retained.
+TensorList backward_to(const Tensor& root, const Tensor& seed, const TensorList& inputs, bool create_graph);
+}  // namespace detail
 
 }  // namespace tapegrad

@@ -73,6 +73,8 @@ Tensor saved_output_with_graph(const Tensor& saved) {
   return Tensor(std::move(impl));
 }
 
+Tensor saved_output(const Tensor& saved) { return is_grad_enabled() ? saved_output_with_graph(saved) : saved; }
+
 detail::RequiresGradProbe::RequiresGradProbe() : previous_(requires_grad_seen) { requires_grad_seen = &seen_; }
 detail::RequiresGradProbe::~RequiresGradProbe() { requires_grad_seen = previous_; }
 

@@ -7,8 +7,17 @@
 // inputs that need none). It captures exactly what it needs from the forward pass; those
 // captures are the node's "saved tensors", freed by release() after backward.
 //
-// Rule for op authors: capture saved tensors with .detach(). A node that held its own
-// output with the grad_fn attached would keep itself alive forever (a reference cycle).
+// Rules for op authors:
+//  - Capture inputs as they are (not detached): the node keeps their nodes alive through its
+//    edges anyway, and a backward computed with ops on them is then differentiable when the
+//    backward pass is recorded (create_graph).
+//  - Capture the node's own output with .detach(): a node that held its output with the
+//    grad_fn attached would keep itself alive forever (a reference cycle). Inside the backward,
+//    saved_output(y) gives it back with the graph attached when the pass is recorded.
+//  - A backward written with differentiable ops is marked DoubleBackward::supported; one that
+//    runs a raw kernel computes the differentiable formula instead when is_grad_enabled() is
+//    true inside it (that is, under create_graph), or stays unsupported and create_graph
+//    refuses it by name.
 #pragma once
 
 #include <cstdint>
@@ -101,5 +110,8 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
 // the graph again, so that a backward written with it is differentiable through this node
 // (what a saved output needs under create_graph). Throws outside a backward function.
 Tensor saved_output_with_graph(const Tensor& saved);
+// saved_output_with_graph(saved) when the backward pass is recorded (grad mode on inside a
+// backward function), otherwise saved itself.
+Tensor saved_output(const Tensor& saved);
 
 }  // namespace tapegrad

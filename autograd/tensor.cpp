@@ -163,7 +163,7 @@ Tensor Tensor::clone() const {
   Tensor out = empty(shape(), dtype());
   out.copy_(*this);
   if (should_record({*this}))
-    record(out, "clone", {*this}, [](const Tensor& dout) -> TensorList { return {dout}; });
+    record(out, "clone", {*this}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported);
   return out;
 }
 

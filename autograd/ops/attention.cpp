@@ -6,18 +6,22 @@
 //   dV = Pdᵀ·dO   dPd = dO·vᵀ   dP = dPd ⊙ M   dS = P ⊙ (dP − rowsum(dP ⊙ P))
 //   dQ = dS·k·scale   dK = dSᵀ·q·scale
 // Only q, k, v and one logsumexp per query row are saved, never P (Tq·Tk per pair). Not a
-// flash-attention kernel: S of one pair is materialized, one pair per thread.
+// flash-attention kernel: S of one pair is materialized, one pair per thread. A recorded
+// backward pass (create_graph) differentiates the same attention composed of
+// differentiable ops instead (attention_composite).
 #include <algorithm>
 #include <cmath>
 #include <optional>
 #include <vector>
 
 #include "../blas.hpp"
+#include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "../vec_math.hpp"
 #include "../random.hpp"
+#include "../recompute.hpp"
 #include "gemm_layout.hpp"
 
 namespace tapegrad {
@@ -338,6 +342,47 @@ AttentionData attention_data(const AttentionOptions& options, const AttentionDim
   return data;
 }
 
+// The same attention composed of differentiable ops, for a recorded backward pass
+// (create_graph), which differentiates it (recompute.hpp) since the fused backward is a raw
+// loop. The masks and the dropout keep-mask are constants rebuilt from the same data:
+//   S = q·kᵀ·scale   P = softmax(S with hidden keys at -inf) · row_has_keys   out = (P ⊙ M)·v
+// A row with every key hidden is softmaxed unmasked (finite) and then zeroed, so it has no
+// NaN and no gradient, as in the fused kernels.
+Tensor attention_composite(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionDims& d,
+                           const AttentionConfig& cfg) {
+  Tensor hidden = zeros({d.B, 1, d.Tq, d.Tk}, q.dtype()), has_keys = zeros({d.B, 1, d.Tq, 1}, q.dtype());
+  dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
+    for (std::int64_t b = 0; b < d.B; ++b)
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        T* row = hidden.data<T>() + (b * d.Tq + i) * d.Tk;
+        bool any = false;
+        for (std::int64_t j = 0; j < d.Tk; ++j) {
+          const bool masked = (cfg.causal && j > i) || (cfg.key_padding && cfg.key_padding[b * d.Tk + j]);
+          row[j] = T(masked);
+          any = any || !masked;
+        }
+        if (!any) std::fill(row, row + d.Tk, T(0));
+        has_keys.data<T>()[b * d.Tq + i] = T(any);
+      }
+  });
+  const Tensor scores = mul(matmul(q, transpose(k, -1, -2)), cfg.scale);
+  Tensor probs = mul(softmax(masked_fill(scores, hidden, -INFINITY), -1), has_keys);
+  if (cfg.seeds) {
+    Tensor keep = Tensor::empty({d.B, d.H, d.Tq, d.Tk}, q.dtype());
+    const std::int64_t n = d.Tq * d.Tk;
+    std::vector<unsigned char> bits(n);
+    dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
+      const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+      for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
+        draw_keep(bits.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+        for (std::int64_t i = 0; i < n; ++i) keep.data<T>()[pair * n + i] = bits[i] ? keep_scale : T(0);
+      }
+    });
+    probs = mul(probs, keep);
+  }
+  return matmul(probs, v);
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
@@ -358,15 +403,20 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
 
   if (!should_record({q_in, k_in, v_in})) return out;
   const bool need_q = q_in.requires_grad(), need_k = k_in.requires_grad(), need_v = v_in.requires_grad();
-  // v is only read by dS (for dq, dk); q, k and lse always, to recompute P.
   record(out, kOp, {q_in, k_in, v_in},
-         [q, k, v = need_q || need_k ? v : Tensor(), lse, lq, lk, lv, d, key_padding, seeds,
-          causal = options.causal, p = options.dropout_p, scale, need_q, need_k,
-          need_v](const Tensor& dout) -> TensorList {
-           HeadLayout lo;
-           const Tensor dout_ready = gemm_ready(dout, lo);
+         [q_in, k_in, v_in, lse, d, key_padding, seeds, causal = options.causal, p = options.dropout_p, scale,
+          need_q, need_k, need_v](const Tensor& dout) -> TensorList {
            // Points into this lambda's own copies of the mask bytes and seeds.
            const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
+           if (is_grad_enabled())  // recorded (create_graph): backpropagate through the composite
+             return detail::backward_by_recomputing(
+                 [&](const TensorList& in) { return attention_composite(in[0], in[1], in[2], d, c); },
+                 {q_in, k_in, v_in}, dout);
+           HeadLayout lo, lq, lk, lv;
+           const Tensor dout_ready = gemm_ready(dout, lo);
+           // v is only read by dS (for dq, dk); q, k and lse always, to recompute P.
+           const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk);
+           const Tensor v = need_q || need_k ? gemm_ready(v_in, lv) : Tensor();
            Tensor dq, dk, dv;
            if (need_q) dq = Tensor::empty(q.shape(), q.dtype());  // every element is written
            if (need_k) dk = Tensor::empty(k.shape(), k.dtype());
@@ -379,7 +429,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
                                 k.data<T>(), lk, v.defined() ? v.data<T>() : nullptr, lv, lse.data<T>(), d, c);
            });
            return {dq, dk, dv};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -422,10 +472,21 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   });
   if (!should_record({qkv_in})) return out;
   record(out, kPackedOp, {qkv_in},
-         [qkv, lse, packed, merged, d, C, key_padding, seeds, causal = options.causal, p = options.dropout_p,
+         [qkv_in, lse, packed, merged, d, C, key_padding, seeds, causal = options.causal, p = options.dropout_p,
           scale](const Tensor& dout) -> TensorList {
-           const Tensor g = dout.contiguous();
            const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
+           if (is_grad_enabled())  // recorded (create_graph): the split into heads, composed
+             return detail::backward_by_recomputing(
+                 [&](const TensorList& in) {
+                   auto heads = [&](std::int64_t part) {  // (B, T, C) columns -> (B, H, T, D)
+                     return transpose(narrow(in[0], 2, part * C, C).reshape({d.B, d.Tq, d.H, d.D}), 1, 2);
+                   };
+                   const Tensor o = attention_composite(heads(0), heads(1), heads(2), d, c);
+                   return transpose(o, 1, 2).reshape({d.B, d.Tq, C});
+                 },
+                 {qkv_in}, dout);
+           const Tensor qkv = qkv_in.contiguous();
+           const Tensor g = dout.contiguous();
            Tensor dqkv = Tensor::empty(qkv.shape(), qkv.dtype());  // dq, dk, dv fill every column
            dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
              const T_* x = qkv.data<T_>();
@@ -434,7 +495,7 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
                                 x + C, packed, x + 2 * C, packed, lse.data<T_>(), d, c);
            });
            return {dqkv};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 

@@ -82,7 +82,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
   if (!should_record({a, b})) return out;
   record(out, "add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
     return {sum_to_shape(dout, sa), sum_to_shape(dout, sb)};
-  });
+  }, DoubleBackward::supported);
   return out;
 }
 
@@ -93,7 +93,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   record(out, "sub", {a, b},
          [sa = a.shape(), sb = b.shape(), need_b](const Tensor& dout) -> TensorList {
            return {sum_to_shape(dout, sa), need_b ? sum_to_shape(neg(dout), sb) : Tensor()};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -103,11 +103,11 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   // Save only what each gradient needs: da needs b, db needs a.
   record(out, "mul", {a, b},
-         [a = need_b ? a.detach() : Tensor(), b = need_a ? b.detach() : Tensor(), need_a, need_b,
+         [a = need_b ? a : Tensor(), b = need_a ? b : Tensor(), need_a, need_b,
           sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
            return {need_a ? sum_to_shape(mul(dout, b), sa) : Tensor(),
                    need_b ? sum_to_shape(mul(dout, a), sb) : Tensor()};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -116,12 +116,12 @@ Tensor div(const Tensor& a, const Tensor& b) {
   if (!should_record({a, b})) return out;
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   record(out, "div", {a, b},
-         [b = b.detach(), out = need_b ? out.detach() : Tensor(), need_a, need_b, sa = a.shape(),
+         [b, out = need_b ? out.detach() : Tensor(), need_a, need_b, sa = a.shape(),
           sb = b.shape()](const Tensor& dout) -> TensorList {
            Tensor da = need_a ? sum_to_shape(div(dout, b), sa) : Tensor();
-           Tensor db = need_b ? sum_to_shape(neg(div(mul(dout, out), b)), sb) : Tensor();
+           Tensor db = need_b ? sum_to_shape(neg(div(mul(dout, saved_output(out)), b)), sb) : Tensor();
            return {da, db};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -130,13 +130,13 @@ Tensor pow(const Tensor& a, const Tensor& b) {
   if (!should_record({a, b})) return out;
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   record(out, "pow", {a, b},
-         [a = a.detach(), b = b.detach(), out = out.detach(), need_a, need_b, sa = a.shape(),
+         [a, b, out = out.detach(), need_a, need_b, sa = a.shape(),
           sb = b.shape()](const Tensor& dout) -> TensorList {
            Tensor da, db;
            if (need_a) da = sum_to_shape(mul(dout, mul(b, pow(a, sub(b, 1.0)))), sa);
-           if (need_b) db = sum_to_shape(mul(dout, mul(out, log(a))), sb);
+           if (need_b) db = sum_to_shape(mul(dout, mul(saved_output(out), log(a))), sb);
            return {da, db};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -145,9 +145,9 @@ Tensor pow(const Tensor& a, double exponent) {
                               [](auto x, auto y) { return std::pow(x, y); });
   if (!should_record({a})) return out;
   // d/da a^p = p · a^(p-1)
-  record(out, "pow", {a}, [a = a.detach(), exponent](const Tensor& dout) -> TensorList {
+  record(out, "pow", {a}, [a, exponent](const Tensor& dout) -> TensorList {
     return {mul(dout, mul(pow(a, exponent - 1.0), exponent))};
-  });
+  }, DoubleBackward::supported);
   return out;
 }
 

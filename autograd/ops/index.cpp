@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
@@ -70,6 +71,8 @@ void scatter_rows_backward(T* dx, const T* dout, const std::int64_t* idx, DimGeo
 }
 
 // The gradient of a gather: zeros of x's shape with dout scatter-added into the picked rows.
+// An op of its own, so that it is differentiable in turn: its gradient is the gather of its
+// gradient (the same rows picked again).
 Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& x_shape, DimGeometry g,
                             const char* op) {
   const Tensor dout_c = dout.contiguous();
@@ -77,6 +80,11 @@ Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& 
   dispatch_floating(dout.dtype(), op, [&]<typename T>() {
     scatter_rows_backward(dx.data<T>(), dout_c.data<T>(), idx.data<std::int64_t>(), g, idx.numel());
   });
+  if (should_record({dout}))
+    record(dx, "scatter_add_rows", {dout}, [idx, g, dout_shape = dout.shape()](const Tensor& grad) -> TensorList {
+      const Tensor rows = index_select(grad.reshape({g.outer, g.size, g.inner}), 1, idx.reshape({-1}));
+      return {rows.reshape(dout_shape)};
+    }, DoubleBackward::supported);
   return dx;
 }
 
@@ -175,7 +183,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& indices) {
   if (!should_record({x})) return out;
   record(out, "index_select", {x}, [idx, x_shape = x.shape(), g](const Tensor& dout) -> TensorList {
     return {gather_rows_backward(dout, idx, x_shape, g, "index_select")};
-  });
+  }, DoubleBackward::supported);
   return out;
 }
 
@@ -201,7 +209,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   // Saves only the indices: the gradient does not depend on the weight's values.
   record(out, "embedding", {weight}, [idx, w_shape = weight.shape(), g](const Tensor& dout) -> TensorList {
     return {gather_rows_backward(dout, idx, w_shape, g, "embedding")};
-  });
+  }, DoubleBackward::supported);
   return out;
 }
 
@@ -221,8 +229,9 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   if (!should_record({x})) return out;
   // The backward is the op itself: masked positions get no gradient.
   record(out, "masked_fill", {x}, [mask = mask.detach()](const Tensor& dout) -> TensorList {
+    if (is_grad_enabled()) return {masked_fill(dout, mask, 0.0)};  // recorded (create_graph)
     return {masked_fill_forward(dout, mask, 0.0)};
-  });
+  }, DoubleBackward::supported);
   return out;
 }
 
@@ -241,11 +250,15 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
          [cond = condition.detach(), sa = a.shape(), sb = b.shape(), need_a, need_b](
              const Tensor& dout) -> TensorList {
            const Tensor zero = scalar_tensor(0.0, dout.dtype());
+           const bool recorded = is_grad_enabled();  // create_graph: the op itself, differentiable
+           auto pick = [&](const Tensor& yes, const Tensor& no) {
+             return recorded ? where(cond, yes, no) : where_forward(cond, yes, no, dout.shape());
+           };
            Tensor da, db;
-           if (need_a) da = sum_to_shape(where_forward(cond, dout, zero, dout.shape()), sa);
-           if (need_b) db = sum_to_shape(where_forward(cond, zero, dout, dout.shape()), sb);
+           if (need_a) da = sum_to_shape(pick(dout, zero), sa);
+           if (need_b) db = sum_to_shape(pick(zero, dout), sb);
            return {da, db};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 

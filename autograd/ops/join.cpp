@@ -89,7 +89,7 @@ Tensor cat(const TensorList& tensors, std::int64_t dim) {
       offset += sizes[k];
     }
     return dxs;
-  });
+  }, DoubleBackward::supported);
   return out;
 }
 

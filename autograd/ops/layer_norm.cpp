@@ -9,13 +9,17 @@
 //   rms_norm:   dx = rstd · (dxhat − xhat · mean(dxhat ⊙ xhat))   (no mean was subtracted)
 //   dweight = Σ_rows dout ⊙ xhat,  dbias = Σ_rows dout
 // rms_norm runs the same kernels with mean == nullptr (the mean is held at 0) and no bias.
+// A recorded backward pass (create_graph) differentiates the same formulas composed of
+// differentiable ops instead (norm_composite).
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
+#include "../grad_mode.hpp"
 #include "../node.hpp"
+#include "../recompute.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
 
@@ -142,6 +146,20 @@ const T* data_or_null(const Tensor& t) {
   return t.defined() ? t.data<T>() : nullptr;
 }
 
+// The same normalization composed of differentiable ops (mean, rsqrt, ...): what a recorded
+// backward pass differentiates (recompute.hpp), since the fused backward above is a raw loop.
+Tensor norm_composite(bool rms, const Tensor& x, const Shape& normalized_shape, const Tensor& weight,
+                      const Tensor& bias, double eps) {
+  std::vector<std::int64_t> dims;
+  for (std::int64_t d = x.dim() - static_cast<std::int64_t>(normalized_shape.size()); d < x.dim(); ++d) dims.push_back(d);
+  const Tensor centered = rms ? x : sub(x, tapegrad::mean(x, dims, true));
+  const Tensor rstd = tapegrad::rsqrt(add(tapegrad::mean(mul(centered, centered), dims, true), eps));
+  Tensor y = mul(centered, rstd);
+  if (weight.defined()) y = mul(y, weight);
+  if (bias.defined()) y = add(y, bias);
+  return y;
+}
+
 // rms (no centering, no bias) when `rms` is true.
 Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalized_shape,
                const Tensor& weight, const Tensor& bias, double eps) {
@@ -162,8 +180,14 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
   const bool need_weight = weight.defined() && weight.requires_grad();
   const bool need_bias = bias.defined() && bias.requires_grad();
   record(out, op, {x, weight, bias},
-         [op, xc = xc.detach(), wc = wc.defined() ? wc.detach() : Tensor(), mean, rstd, rows, C,
-          normalized_shape, need_x, need_weight, need_bias](const Tensor& dout) -> TensorList {
+         [op, rms, x, weight, bias, eps, mean, rstd, rows, C, normalized_shape, need_x, need_weight,
+          need_bias](const Tensor& dout) -> TensorList {
+           if (is_grad_enabled())  // recorded (create_graph): backpropagate through the composite
+             return detail::backward_by_recomputing(
+                 [&](const TensorList& in) { return norm_composite(rms, in[0], normalized_shape, in[1], in[2], eps); },
+                 {x, weight, bias}, dout);
+           const Tensor xc = x.contiguous();
+           const Tensor wc = weight.defined() ? weight.contiguous() : Tensor();
            const Tensor d = dout.contiguous();
            Tensor dx = need_x ? Tensor::empty(xc.shape(), xc.dtype()) : Tensor();
            Tensor dweight = need_weight ? Tensor::empty(normalized_shape, xc.dtype()) : Tensor();
@@ -176,7 +200,7 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
                                  data_or_null<T>(wc), data_or_null<T>(mean), rstd.data<T>(), rows, C);
            });
            return {dx, dweight, dbias};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 

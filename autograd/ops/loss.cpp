@@ -5,9 +5,11 @@
 //   dx_c   = (softmax_c − q_c) · dout_r,  q_c = (1−ε)·[c == t] + ε/C
 // with `mean` dividing by the number of targets that are not ignored, as PyTorch does.
 // mse_loss is composed from sub, mul and mean/sum: it has no backward of its own.
+// Under create_graph the cross_entropy backward is the same formula in differentiable ops.
 #include <cmath>
 #include <vector>
 
+#include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
@@ -104,6 +106,34 @@ std::int64_t count_targets(const Tensor& targets, std::int64_t C, std::int64_t i
   return count;
 }
 
+// The backward with differentiable ops, for a recorded backward pass (create_graph):
+//   dx = (softmax(x) · valid − q) · dout · scale
+// with the constants valid (1 for a row whose target is not ignored, size 1 along the class
+// dim) and q (the target distribution of each valid row, 0 in ignored rows).
+Tensor cross_entropy_grad_recorded(const Tensor& logits, const Tensor& targets, const Tensor& dout,
+                                   const DimGeometry& g, double scale, Reduction reduction,
+                                   std::int64_t ignore_index, double label_smoothing) {
+  const std::int64_t class_dim = logits.dim() == 1 ? 0 : 1;
+  Shape row_shape = logits.shape();
+  row_shape[class_dim] = 1;
+  Tensor valid = zeros(row_shape, logits.dtype()), q = zeros(logits.shape(), logits.dtype());
+  const std::int64_t C = g.size, inner = g.inner;
+  dispatch_floating(logits.dtype(), "cross_entropy", [&]<typename T>() {
+    const std::int64_t* t = targets.data<std::int64_t>();
+    T* pv = valid.data<T>();
+    T* pq = q.data<T>();
+    for (std::int64_t r = 0; r < row_count(g); ++r) {
+      if (t[r] == ignore_index) continue;
+      pv[r] = T(1);
+      T* row = pq + (r / inner) * C * inner + r % inner;
+      for (std::int64_t c = 0; c < C; ++c) row[c * inner] = static_cast<T>(label_smoothing / static_cast<double>(C));
+      row[t[r] * inner] += static_cast<T>(1 - label_smoothing);
+    }
+  });
+  const Tensor weight = reduction == Reduction::none ? unsqueeze(dout, class_dim) : dout;
+  return mul(sub(mul(softmax(logits, class_dim), valid), q), mul(weight, scale));
+}
+
 }  // namespace
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction reduction,
@@ -149,10 +179,11 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
   // Save the logits and one logsumexp per row; recompute the softmax in the backward (save
   // memory at the cost of compute: a (B·T, V) probability matrix is the largest tensor of an LM).
   const double scale = reduction == Reduction::mean ? 1.0 / static_cast<double>(count) : 1.0;
-  const std::int64_t dout_stride = reduction == Reduction::none ? 1 : 0;
   record(out, "cross_entropy", {logits},
-         [x = x.detach(), t, lse, g, scale, dout_stride, ignore_index,
-          label_smoothing](const Tensor& dout) -> TensorList {
+         [logits, t, lse, g, scale, reduction, ignore_index, label_smoothing](const Tensor& dout) -> TensorList {
+           if (is_grad_enabled()) return {cross_entropy_grad_recorded(logits, t, dout, g, scale, reduction, ignore_index, label_smoothing)};
+           const std::int64_t dout_stride = reduction == Reduction::none ? 1 : 0;
+           const Tensor x = logits.contiguous();
            const Tensor d = dout.contiguous();
            Tensor dx = Tensor::empty(x.shape(), x.dtype());
            dispatch_floating(x.dtype(), "cross_entropy", [&]<typename T>() {
@@ -161,7 +192,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
                                     label_smoothing);
            });
            return {dx};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 

@@ -118,15 +118,20 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
   if (!should_record({a, b})) return out;
   const bool need_a = a.requires_grad(), need_b = b.requires_grad();
   record(out, "matmul", {a, b},
-         [a = need_b ? a.detach() : Tensor(), b = need_a ? b.detach() : Tensor(), need_a, need_b,
+         [a = need_b ? a : Tensor(), b = need_a ? b : Tensor(), need_a, need_b,
           sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
            Tensor da, db;
+           if (is_grad_enabled()) {  // recorded (create_graph): the same products as matmul ops
+             if (need_a) da = sum_to_shape(matmul(dout, transpose(b, -1, -2)), sa);
+             if (need_b) db = sum_to_shape(matmul(transpose(a, -1, -2), dout), sb);
+             return {da, db};
+           }
            // dA (..., M, K) = dC (..., M, N) · Bᵀ (..., N, K); summed over broadcast batch dims
            if (need_a) da = sum_to_shape(batched_gemm(dout, transpose(b, -1, -2), "matmul backward"), sa);
            // dB (..., K, N) = Aᵀ (..., K, M) · dC (..., M, N)
            if (need_b) db = sum_to_shape(batched_gemm(transpose(a, -1, -2), dout, "matmul backward"), sb);
            return {da, db};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -183,10 +188,18 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
   const bool need_b = bias.defined() && bias.requires_grad();
   record(y, "linear", {x, weight, bias},
-         [x2 = need_w ? x2.detach() : Tensor(), w = need_x ? w.detach() : Tensor(), need_x, need_w, need_b,
+         [x = need_w ? x : Tensor(), weight = need_x ? weight : Tensor(), need_x, need_w, need_b,
           x_shape = x.shape(), N, in, out_features](const Tensor& dout) -> TensorList {
            const Tensor dy = dout.contiguous();
            Tensor dx, dw, db;
+           if (is_grad_enabled()) {  // recorded (create_graph): the same products as matmul ops
+             const Tensor dy2 = dy.reshape({N, out_features});
+             if (need_x) dx = matmul(dy, weight);
+             if (need_w) dw = matmul(transpose(dy2, 0, 1), x.reshape({N, in}));
+             if (need_b) db = sum(dy2, {0});
+             return {dx, dw, db};
+           }
+           const Tensor x2 = need_w ? x.contiguous() : Tensor(), w = need_x ? weight.contiguous() : Tensor();
            dispatch_floating(dy.dtype(), "linear backward", [&]<typename T>() {
              if (need_x) {  // dx (N, in) = dy (N, out) · W (out, in)
                // zero-filled only when gemm is skipped; otherwise gemm overwrites it (beta = 0)
@@ -204,7 +217,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            });
            if (need_b) db = sum(dy.reshape({N, out_features}), {0});  // db (out) = Σ_rows dy
            return {dx, dw, db};
-         });
+         }, DoubleBackward::supported);
   return y;
 }
 

@@ -6,7 +6,7 @@
 // reduction of x[o, 0..R-1, i]. Several dims are reduced one after the other.
 //   sum:  dx = dout broadcast back over the reduced dims
 //   mean: composed as sum · (1/N)
-//   max:  dx = dout at the (first) argmax, 0 elsewhere
+//   max:  dx = dout at the (first) argmax, 0 elsewhere (recorded: dout times a constant mask)
 //   var:  composed as sum((x - mean)²) / (N - correction)
 #include <algorithm>
 #include <limits>
@@ -102,7 +102,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepd
          [shape = x.shape(), keep_shape = reduced_shape(x.shape(), dims, true)](
              const Tensor& dout) -> TensorList {
            return {expand(dout.reshape(keep_shape), shape).contiguous()};
-         });
+         }, DoubleBackward::supported);
   return out;
 }
 
@@ -165,10 +165,11 @@ Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
   if (!should_record({x})) return out;
   record(out, "max", {x},
          [indices, dim, shape = x.shape()](const Tensor& dout) -> TensorList {
-           // Scatter dout into the argmax positions.
-           Tensor dx = zeros(shape, dout.dtype());
-           Tensor d = dout.contiguous();
+           // Scatter dout into the argmax positions (into a zero tensor of x's shape).
+           const bool recorded = is_grad_enabled();
            const DimGeometry g = dim_geometry(shape, dim);
+           Tensor dx = zeros(shape, dout.dtype());
+           const Tensor d = recorded ? ones(dout.shape(), dout.dtype()) : dout.contiguous();
            dispatch_floating(dx.dtype(), "max backward", [&]<typename T>() {
              T* pdx = dx.data<T>();
              const T* pd = d.data<T>();
@@ -177,8 +178,10 @@ Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
                for (std::int64_t i = 0; i < g.inner; ++i)
                  pdx[(o * g.size + pi[o * g.inner + i]) * g.inner + i] = pd[o * g.inner + i];
            });
-           return {dx};
-         });
+           if (!recorded) return {dx};
+           // Recorded: dx = dout (broadcast over dim) · the constant one-hot mask of the argmax.
+           return {mul(expand(dout.reshape(reduced_shape(shape, {dim}, true)), shape), dx)};
+         }, DoubleBackward::supported);
   return out;
 }
 

@@ -8,6 +8,7 @@
 // Both backwards read only the saved output y, never x.
 #include <cmath>
 
+#include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
@@ -106,14 +107,19 @@ Tensor softmax_op(const Tensor& x, std::int64_t dim_in, bool log_space) {
     softmax_forward(y.data<T>(), xc.data<T>(), g, log_space);
   });
   if (!should_record({x})) return y;
-  record(y, op, {x}, [y = y.detach(), g, log_space, op](const Tensor& dout) -> TensorList {
+  record(y, op, {x}, [y = y.detach(), g, dim, log_space, op](const Tensor& dout) -> TensorList {
+    if (is_grad_enabled()) {  // recorded (create_graph): the same formulas with differentiable ops
+      const Tensor out = saved_output(y);
+      if (log_space) return {sub(dout, mul(exp(out), sum(dout, {dim}, true)))};
+      return {mul(out, sub(dout, sum(mul(dout, out), {dim}, true)))};
+    }
     const Tensor d = dout.contiguous();
     Tensor dx = Tensor::empty(y.shape(), y.dtype());
     dispatch_floating(y.dtype(), op, [&]<typename T>() {
       softmax_backward(dx.data<T>(), d.data<T>(), y.data<T>(), g, log_space);
     });
     return {dx};
-  });
+  }, DoubleBackward::supported);
   return y;
 }
 

@@ -8,9 +8,12 @@
 //   silu:    f' = s(1 + x(1 - s)), s = sigmoid(x)
 //   gelu:    f' = Φ(x) + x·φ(x) (exact), or the derivative of the tanh form
 //   clamp:   f' = [lo <= x <= hi]
+// When the backward pass is recorded (create_graph), f' is computed with differentiable ops
+// instead (record_unary), so these derivatives can be differentiated again.
 #include <cmath>
 #include <numbers>
 
+#include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
@@ -55,66 +58,116 @@ Tensor unary_backward(const Tensor& dout, const Tensor& saved, const char* op, F
   return dx;
 }
 
-// Records y = f(x) with a backward that reads the saved input (save_output = false) or the
-// saved output (save_output = true).
-template <typename DF>
-Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output, DF dfdx) {
+// f' as a tensor, computed by the raw loop (no graph): for the piecewise linear functions
+// (abs, relu, clamp), whose derivative is constant where it exists, this is also the
+// differentiable form (their second derivative is 0 almost everywhere, as in PyTorch).
+template <typename F>
+Tensor constant_derivative(const Tensor& saved, const char* op, F dfdx) {
+  NoGradGuard no_grad;
+  const Tensor xc = saved.contiguous();
+  return unary_backward(ones(saved.shape(), saved.dtype()), xc, op, dfdx);
+}
+
+// Records y = f(x). The backward is dx = dout · f', with f' read from the saved input
+// (save_output = false) or output (save_output = true): in one fused loop (dfdx) normally,
+// and as derivative(saved), the same f' written with differentiable ops, when the backward
+// pass is recorded (create_graph) — then saved is the output with its graph (saved_output).
+template <typename DF, typename DG>
+Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output, DF dfdx, DG derivative) {
   if (!should_record({x})) return y;
-  Tensor saved = save_output ? y.detach() : x.contiguous().detach();
-  record(y, op, {x}, [saved, op, dfdx](const Tensor& dout) -> TensorList {
-    return {unary_backward(dout, saved, op, dfdx)};
-  });
+  Tensor saved = save_output ? y.detach() : x;
+  record(y, op, {x}, [saved, op, dfdx, derivative, save_output](const Tensor& dout) -> TensorList {
+    if (is_grad_enabled()) return {mul(dout, derivative(save_output ? saved_output(saved) : saved))};
+    return {unary_backward(dout, saved.contiguous(), op, dfdx)};
+  }, DoubleBackward::supported);
   return y;
+}
+
+// For the piecewise linear functions: the differentiable derivative is the constant one.
+template <typename DF>
+Tensor record_piecewise_linear(Tensor y, const Tensor& x, const char* op, DF dfdx) {
+  return record_unary(y, x, op, false, dfdx,
+                      [op, dfdx](const Tensor& x) { return constant_derivative(x, op, dfdx); });
+}
+
+// gelu's derivative as an op of its own (exact form), so that it is differentiable in turn:
+//   g(x) = Φ(x) + x·φ(x),   g'(x) = 2φ(x) + x·φ'(x) = φ(x)·(2 − x²)   (φ' = −x·φ)
+Tensor gelu_derivative(const Tensor& x) {
+  using std::numbers::inv_sqrtpi;
+  using std::numbers::sqrt2;
+  Tensor g = unary_forward(x, "gelu_derivative", [](auto x) {
+    using T = decltype(x);
+    const T cdf = (1 + std::erf(x / T(sqrt2))) / 2;
+    const T pdf = std::exp(-x * x / 2) * T(inv_sqrtpi / sqrt2);
+    return cdf + x * pdf;
+  });
+  if (!should_record({x})) return g;
+  record(g, "gelu_derivative", {x}, [x](const Tensor& dout) -> TensorList {
+    const Tensor x2 = mul(x, x);
+    const Tensor pdf = mul(exp(mul(x2, -0.5)), inv_sqrtpi / sqrt2);
+    return {mul(dout, mul(pdf, rsub(2.0, x2)))};
+  }, DoubleBackward::supported);
+  return g;
 }
 
 }  // namespace
 
 Tensor exp(const Tensor& x) {
   Tensor y = unary_forward(x, "exp", [](auto v) { return vec::exp(v); });
-  return record_unary(y, x, "exp", true, [](auto y) { return y; });
+  return record_unary(y, x, "exp", true, [](auto y) { return y; }, [](const Tensor& y) { return y; });
 }
 
 Tensor log(const Tensor& x) {
   Tensor y = unary_forward(x, "log", [](auto v) { return std::log(v); });
-  return record_unary(y, x, "log", false, [](auto x) { return 1 / x; });
+  return record_unary(y, x, "log", false, [](auto x) { return 1 / x; }, [](const Tensor& x) { return rdiv(1.0, x); });
 }
 
 Tensor sqrt(const Tensor& x) {
   Tensor y = unary_forward(x, "sqrt", [](auto v) { return std::sqrt(v); });
-  return record_unary(y, x, "sqrt", true, [](auto y) { return 1 / (2 * y); });
+  return record_unary(y, x, "sqrt", true, [](auto y) { return 1 / (2 * y); },
+                      [](const Tensor& y) { return rdiv(0.5, y); });
 }
 
 Tensor rsqrt(const Tensor& x) {
   Tensor y = unary_forward(x, "rsqrt", [](auto v) { return 1 / std::sqrt(v); });
-  return record_unary(y, x, "rsqrt", true, [](auto y) { return -y * y * y / 2; });
+  return record_unary(y, x, "rsqrt", true, [](auto y) { return -y * y * y / 2; },
+                      [](const Tensor& y) { return mul(pow(y, 3.0), -0.5); });
 }
 
 Tensor abs(const Tensor& x) {
   Tensor y = unary_forward(x, "abs", [](auto v) { return std::abs(v); });
-  return record_unary(y, x, "abs", false, [](auto x) { return decltype(x)((x > 0) - (x < 0)); });
+  return record_piecewise_linear(y, x, "abs", [](auto x) { return decltype(x)((x > 0) - (x < 0)); });
 }
 
 Tensor tanh(const Tensor& x) {
   Tensor y = unary_forward(x, "tanh", [](auto v) { return std::tanh(v); });
-  return record_unary(y, x, "tanh", true, [](auto y) { return 1 - y * y; });
+  return record_unary(y, x, "tanh", true, [](auto y) { return 1 - y * y; },
+                      [](const Tensor& y) { return rsub(1.0, mul(y, y)); });
 }
 
 Tensor sigmoid(const Tensor& x) {
   Tensor y = unary_forward(x, "sigmoid", [](auto v) { return 1 / (1 + vec::exp(-v)); });
-  return record_unary(y, x, "sigmoid", true, [](auto y) { return y * (1 - y); });
+  return record_unary(y, x, "sigmoid", true, [](auto y) { return y * (1 - y); },
+                      [](const Tensor& y) { return mul(y, rsub(1.0, y)); });
 }
 
 Tensor relu(const Tensor& x) {
   Tensor y = unary_forward(x, "relu", [](auto v) { return v > 0 ? v : decltype(v)(0); });
-  return record_unary(y, x, "relu", false, [](auto x) { return decltype(x)(x > 0); });
+  return record_piecewise_linear(y, x, "relu", [](auto x) { return decltype(x)(x > 0); });
 }
 
 Tensor silu(const Tensor& x) {
   Tensor y = unary_forward(x, "silu", [](auto v) { return v / (1 + vec::exp(-v)); });
-  return record_unary(y, x, "silu", false, [](auto x) {
-    const auto s = 1 / (1 + vec::exp(-x));
-    return s * (1 + x * (1 - s));
-  });
+  return record_unary(
+      y, x, "silu", false,
+      [](auto x) {
+        const auto s = 1 / (1 + vec::exp(-x));
+        return s * (1 + x * (1 - s));
+      },
+      [](const Tensor& x) {
+        const Tensor s = sigmoid(x);
+        return mul(s, add(mul(x, rsub(1.0, s)), 1.0));
+      });
 }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
@@ -123,12 +176,15 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
   if (approximate == "none") {
     // Φ(x) = (1 + erf(x/√2))/2,  φ(x) = exp(-x²/2)/√(2π)
     Tensor y = unary_forward(x, "gelu", [](auto v) { return v * (1 + std::erf(v / sqrt2)) / 2; });
-    return record_unary(y, x, "gelu", false, [](auto x) {
-      using T = decltype(x);
-      const T cdf = (1 + std::erf(x / T(sqrt2))) / 2;
-      const T pdf = std::exp(-x * x / 2) * T(inv_sqrtpi / sqrt2);
-      return cdf + x * pdf;
-    });
+    return record_unary(
+        y, x, "gelu", false,
+        [](auto x) {
+          using T = decltype(x);
+          const T cdf = (1 + std::erf(x / T(sqrt2))) / 2;
+          const T pdf = std::exp(-x * x / 2) * T(inv_sqrtpi / sqrt2);
+          return cdf + x * pdf;
+        },
+        [](const Tensor& x) { return gelu_derivative(x); });
   }
   if (approximate == "tanh") {
     // u = √(2/π)(x + 0.044715x³),  y = x(1 + tanh u)/2
@@ -137,11 +193,19 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
       using T = decltype(v);
       return v * (1 + vec::tanh_for_gelu(T(kGeluTanhScale) * (v + T(kGeluTanhCubic) * v * v * v))) / 2;
     });
-    return record_unary(y, x, "gelu_tanh", false, [](auto x) {
-      using T = decltype(x);
-      const T t = vec::tanh_for_gelu(T(kGeluTanhScale) * (x + T(kGeluTanhCubic) * x * x * x));
-      return (1 + t) / 2 + x * (1 - t * t) / 2 * T(kGeluTanhScale) * (1 + 3 * T(kGeluTanhCubic) * x * x);
-    });
+    return record_unary(
+        y, x, "gelu_tanh", false,
+        [](auto x) {
+          using T = decltype(x);
+          const T t = vec::tanh_for_gelu(T(kGeluTanhScale) * (x + T(kGeluTanhCubic) * x * x * x));
+          return (1 + t) / 2 + x * (1 - t * t) / 2 * T(kGeluTanhScale) * (1 + 3 * T(kGeluTanhCubic) * x * x);
+        },
+        [](const Tensor& x) {  // the same formula with tanh, mul and add
+          const Tensor x2 = mul(x, x);
+          const Tensor t = tanh(mul(mul(add(mul(x2, kGeluTanhCubic), 1.0), x), kGeluTanhScale));
+          const Tensor slope = mul(add(mul(x2, 3 * kGeluTanhCubic), 1.0), kGeluTanhScale);
+          return add(mul(add(t, 1.0), 0.5), mul(mul(mul(x, rsub(1.0, mul(t, t))), 0.5), slope));
+        });
   }
   throw ValueError("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
 }
@@ -153,7 +217,7 @@ Tensor clamp(const Tensor& x, std::optional<double> lo_opt, std::optional<double
     using T = decltype(v);
     return v < T(lo) ? T(lo) : (v > T(hi) ? T(hi) : v);
   });
-  return record_unary(y, x, "clamp", false, [lo, hi](auto x) {
+  return record_piecewise_linear(y, x, "clamp", [lo, hi](auto x) {
     using T = decltype(x);
     return T(x >= T(lo) && x <= T(hi));
   });

@@ -4,7 +4,8 @@
 //   transpose:    dx = dout.transpose(dim0, dim1)
 //   permute:      dx = dout.permute(inverse permutation)
 //   expand:       dx = sum_to_shape(dout, x.shape)
-//   narrow/slice: dx = zeros(x.shape) with dout copied into the same window
+//   narrow/slice: dx = zeros(x.shape) with dout copied into the same window (slice_backward,
+//                 an op itself so that a recorded backward can be differentiated again)
 #include <algorithm>
 #include <numeric>
 
@@ -25,6 +26,14 @@ Tensor make_view(const Tensor& x, Shape shape, Shape strides, std::int64_t offse
   impl->strides = std::move(strides);
   impl->dtype = x.dtype();
   return Tensor(std::move(impl));
+}
+
+// The view of elements start, start + step, ... (< end) along dim d (bounds already valid).
+Tensor make_window(const Tensor& x, std::int64_t d, std::int64_t start, std::int64_t end, std::int64_t step) {
+  Shape shape = x.shape(), strides = x.strides();
+  shape[d] = (end - start + step - 1) / step;
+  strides[d] *= step;
+  return make_view(x, shape, strides, x.storage_offset() + start * x.strides()[d]);
 }
 
 // Resolves one -1 in a requested shape and checks that the element count matches.
@@ -58,8 +67,21 @@ Tensor reshape_view(const Tensor& x, const Shape& shape, const char* op) {
   if (should_record({x}))
     record(out, op, {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {dout.reshape(in_shape)};
-    });
+    }, DoubleBackward::supported);
   return out;
+}
+
+// The gradient of slice: zeros of the input's shape with dout in the window. An op of its
+// own, so that it is differentiable in turn: its gradient is the same window of its gradient.
+Tensor slice_backward(const Tensor& dout, const Shape& in_shape, std::int64_t d, std::int64_t start,
+                      std::int64_t end, std::int64_t step) {
+  Tensor dx = zeros(in_shape, dout.dtype());
+  make_window(dx, d, start, end, step).copy_(dout);
+  if (should_record({dout}))
+    record(dx, "slice_backward", {dout}, [d, start, end, step](const Tensor& g) -> TensorList {
+      return {slice(g, d, start, end, step)};
+    }, DoubleBackward::supported);
+  return dx;
 }
 
 }  // namespace
@@ -117,7 +139,7 @@ Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
   if (should_record({x}))
     record(out, "transpose", {x}, [d0, d1](const Tensor& dout) -> TensorList {
       return {transpose(dout, d0, d1)};
-    });
+    }, DoubleBackward::supported);
   return out;
 }
 
@@ -139,7 +161,7 @@ Tensor permute(const Tensor& x, const Shape& dims) {
   if (should_record({x}))
     record(out, "permute", {x}, [inverse](const Tensor& dout) -> TensorList {
       return {permute(dout, inverse)};
-    });
+    }, DoubleBackward::supported);
   return out;
 }
 
@@ -170,7 +192,7 @@ Tensor expand(const Tensor& x, const Shape& requested) {
   if (should_record({x}))
     record(out, "expand", {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {sum_to_shape(dout, in_shape)};
-    });
+    }, DoubleBackward::supported);
   return out;
 }
 
@@ -179,7 +201,7 @@ Tensor contiguous(const Tensor& x) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   out.copy_(x);
   if (should_record({x}))
-    record(out, "contiguous", {x}, [](const Tensor& dout) -> TensorList { return {dout}; });
+    record(out, "contiguous", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported);
   return out;
 }
 
@@ -203,17 +225,11 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
   if (end < 0) end += size;
   start = std::clamp<std::int64_t>(start, 0, size);
   end = std::clamp<std::int64_t>(end, start, size);
-  Shape shape = x.shape(), strides = x.strides();
-  shape[d] = (end - start + step - 1) / step;
-  strides[d] *= step;
-  Tensor out = make_view(x, shape, strides, x.storage_offset() + start * x.strides()[d]);
+  Tensor out = make_window(x, d, start, end, step);
   if (should_record({x}))
     record(out, "slice", {x}, [in_shape = x.shape(), d, start, end, step](const Tensor& dout) -> TensorList {
-      Tensor dx = zeros(in_shape, dout.dtype());
-      Tensor window = slice(dx, d, start, end, step);
-      window.copy_(dout);
-      return {dx};
-    });
+      return {slice_backward(dout, in_shape, d, start, end, step)};
+    }, DoubleBackward::supported);
   return out;
 }
 
@@ -224,7 +240,8 @@ Tensor to_dtype(const Tensor& x, DType dtype) {
   Tensor out = Tensor::empty(x.shape(), dtype);
   out.copy_(x);
   if (should_record({x}))
-    record(out, "to", {x}, [from = x.dtype()](const Tensor& dout) -> TensorList { return {dout.to(from)}; });
+    record(out, "to", {x}, [from = x.dtype()](const Tensor& dout) -> TensorList { return {dout.to(from)}; },
+           DoubleBackward::supported);
   return out;
 }
 
