@@ -37,6 +37,7 @@ Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
     };
     return detail::backward_by_recomputing(replay, inputs, dout);
   }, DoubleBackward::supported);
+  out.grad_fn()->reaches_hidden_leaves = true;
   return out;
 }
 

@@ -99,23 +99,45 @@ std::unordered_set<const Node*> nodes_leading_to(const std::vector<Node*>& order
     bool leads = c.nodes.count(node) > 0;
     for (const Edge& e : node->next_edges)
       leads = leads || (e.node && needed.count(e.node.get())) || (e.leaf && c.leaves.count(e.leaf.get()));
+    leads = leads || (node->reaches_hidden_leaves && !c.leaves.empty());
     if (leads) needed.insert(node);
   }
   return needed;
 }
 
+// The pass a recomputation's pass (backward_to) runs inside, on this thread: the leaves it
+// reaches are served as that pass serves its own — into .grad() for backward(), into the
+// captured gradients (or nowhere) for grad().
+struct EnclosingPass {
+  Capture* grad_capture;  // the outermost grad()'s capture; null inside a backward()
+};
+thread_local const EnclosingPass* enclosing_pass = nullptr;
+
 // The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
 // capture's gradients when capture is given.
 void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph, Capture* capture) {
   GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
-  const bool fills_leaves = !capture || capture->fill_other_leaves;
+  const bool recomputation = capture && capture->fill_other_leaves;
+  // Leaves this pass does not capture itself: a recomputation inside a grad() hands them to
+  // that grad()'s capture; inside a backward() (or alone) it fills their .grad().
+  Capture* outer = recomputation && enclosing_pass ? enclosing_pass->grad_capture : nullptr;
+  const bool fills_leaves = !capture || (recomputation && !outer);
+  const EnclosingPass this_pass{capture && !recomputation ? capture : outer};
+  const EnclosingPass* previous_pass = enclosing_pass;
+  if (!recomputation) enclosing_pass = &this_pass;
+  struct Restore {
+    const EnclosingPass* previous;
+    ~Restore() { enclosing_pass = previous; }
+  } restore{previous_pass};
   // A contribution to a leaf: captured when grad() asks for it, otherwise into its .grad().
   auto to_leaf = [&](const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, detail::LeafDelivery* delivery) {
-    if (capture)
-      if (auto c = capture->leaves.find(leaf.get()); c != capture->leaves.end()) {
-        if (g.defined()) capture->add(c->second, g);
+    for (Capture* c : {capture, outer}) {
+      if (!c) continue;
+      if (auto found = c->leaves.find(leaf.get()); found != c->leaves.end()) {
+        if (g.defined()) c->add(found->second, g);
         return;
       }
+    }
     if (!fills_leaves) return;
     if (delivery) delivery->deliver(leaf, g);
     else detail::LeafDelivery::deliver_root(leaf, g, create_graph);

@@ -109,9 +109,6 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
 }
 
 GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs, const GradcheckOptions& opt) {
-  TensorList wanted;
-  for (const Tensor& x : inputs)
-    if (x.defined() && x.requires_grad()) wanted.push_back(x);
   Tensor v;
   {
     GradModeGuard recording(true);
@@ -119,10 +116,14 @@ GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs, c
     Generator gen(20260101);
     v = randn(y.shape(), gen, DType::float64);
   }
-  // g(inputs): every wanted input's ∂⟨fn, v⟩/∂input, flattened and joined. It records its own
-  // graph whatever the caller's grad mode (gradcheck evaluates it under NoGradGuard too).
+  // g(inputs): every input's ∂⟨fn, v⟩/∂input (those that require grad), flattened and joined.
+  // It records its own graph whatever the caller's grad mode (gradcheck evaluates it under
+  // NoGradGuard too).
   const GradcheckFn first_derivative = [&](const TensorList& in) {
     GradModeGuard recording(true);
+    TensorList wanted;
+    for (const Tensor& x : in)
+      if (x.defined() && x.requires_grad()) wanted.push_back(x);
     const Tensor y = fn(in);
     if (!y.requires_grad()) return zeros({1}, DType::float64);
     const TensorList g = grad({y}, wanted, {v}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);

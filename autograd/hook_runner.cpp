@@ -14,8 +14,14 @@ namespace {
 // returns dout for both inputs, a view shares its base's storage). Under create_graph the
 // gradient keeps its graph: adopted as it is, and later contributions added out of place.
 void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad, bool create_graph) {
-  if (create_graph) {
-    leaf.grad = leaf.grad ? add(Tensor(leaf.grad), grad).impl_ptr() : grad.impl_ptr();
+  // Out of place when the pass is recorded, and when .grad() carries the graph of an earlier
+  // create_graph pass: a tensor someone may still differentiate is never modified (PyTorch).
+  if (leaf.grad && (create_graph || leaf.grad->requires_grad)) {
+    leaf.grad = add(Tensor(leaf.grad), grad).impl_ptr();
+    return;
+  }
+  if (!leaf.grad && grad.requires_grad()) {  // recorded: kept as it is, never modified in place
+    leaf.grad = grad.impl_ptr();
     return;
   }
   if (!leaf.grad) {

@@ -60,6 +60,9 @@ class Node : public std::enable_shared_from_this<Node> {
   const DType dtype;                      // of the output
   const std::uint64_t sequence_nr;        // order of execution in the forward pass
   std::string module_path;                // the module that ran the op (anomaly mode only)
+  // checkpoint: the backward reaches leaves that are not among the node's inputs (the
+  // parameters used inside the function), so grad() must not prune it for lack of an edge.
+  bool reaches_hidden_leaves = false;
   const DoubleBackward double_backward;   // may run under create_graph
   // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf); null until one is registered.
   std::shared_ptr<HookList<GradHook>> grad_hooks;

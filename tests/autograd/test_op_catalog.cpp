@@ -1,6 +1,6 @@
 // test_op_catalog.cpp — one table of ops × input shapes × variants, each checked with a
-// float64 full-Jacobian gradcheck: broadcasting both ways, size-1 dims, 0-d tensors,
-// non-contiguous (transposed / permuted / sliced) inputs.
+// float64 full-Jacobian gradcheck and gradgradcheck (second derivatives): broadcasting both
+// ways, size-1 dims, 0-d tensors, non-contiguous (transposed / permuted / sliced) inputs.
 #include <functional>
 #include <string>
 #include <vector>
@@ -96,6 +96,89 @@ std::vector<CatalogEntry> catalog() {
       {"linear with bias", {{2, 2, 3}, {4, 3}, {4}}, Values::normal,
        [](L in) { return linear(in[0], in[1], in[2]); }},
       {"linear without bias", {{2, 3}, {4, 3}}, Values::normal, [](L in) { return linear(in[0], in[1]); }},
+      {"linear non-contiguous input", {{3, 2}, {4, 3}}, Values::normal,
+       [](L in) { return linear(noncontig(in[0]), in[1]); }},
+      // ---- joins
+      {"cat", {{2, 3}, {1, 3}}, Values::normal, [](L in) { return cat({in[0], in[1]}, 0); }},
+      {"stack", {{2, 3}, {2, 3}}, Values::normal, [](L in) { return stack({in[0], in[1]}, 1); }},
+      {"split and chunk", {{5, 2}}, Values::normal, [](L in) {
+         const TensorList s = split(in[0], 2, 0);
+         const TensorList c = chunk(in[0], 2, 1);
+         return add(mul(s[2], narrow(c[1], 0, 0, 1)), sum(s[0]));
+       }},
+      // ---- indexing
+      {"index_select repeated", {{4, 3}}, Values::normal,
+       [](L in) { return index_select(in[0], 0, tensor({2, 0, 2}, {3}, DType::int64)); }},
+      {"index_select inner dim", {{2, 4, 2}}, Values::normal,
+       [](L in) { return index_select(in[0], 1, tensor({3, 3, 1}, {3}, DType::int64)); }},
+      {"embedding", {{5, 3}}, Values::normal,
+       [](L in) { return embedding(in[0], tensor({4, 1, 4, 0}, {2, 2}, DType::int64)); }},
+      {"masked_fill broadcast mask", {{2, 3}}, Values::normal,
+       [](L in) { return masked_fill(in[0], tensor({1, 0, 1}, {3}, DType::int64), -2.0); }},
+      {"where broadcast", {{2, 3}, {3}}, Values::normal,
+       [](L in) { return where(tensor({1, 0, 0, 1, 1, 0}, {2, 3}), in[0], in[1]); }},
+      // ---- softmax
+      {"softmax last dim", {{2, 4}}, Values::normal, [](L in) { return softmax(in[0], -1); }},
+      {"softmax inner dim", {{2, 3, 2}}, Values::normal, [](L in) { return softmax(in[0], 1); }},
+      {"log_softmax", {{3, 4}}, Values::normal, [](L in) { return log_softmax(in[0], 1); }},
+      {"log_softmax non-contiguous", {{4, 3}}, Values::normal, [](L in) { return log_softmax(noncontig(in[0]), 1); }},
+      // ---- losses
+      {"cross_entropy mean with ignore_index", {{4, 3}}, Values::normal,
+       [](L in) { return cross_entropy(in[0], tensor({2, -100, 0, 1}, {4}, DType::int64)); }},
+      {"cross_entropy sum, label smoothing", {{3, 4}}, Values::normal, [](L in) {
+         return cross_entropy(in[0], tensor({3, 0, 1}, {3}, DType::int64), Reduction::sum, -100, 0.2);
+       }},
+      {"cross_entropy none, (N, C, d) layout", {{2, 3, 2}}, Values::normal, [](L in) {
+         return cross_entropy(in[0], tensor({0, 2, 1, 1}, {2, 2}, DType::int64), Reduction::none, 1, 0.1);
+       }},
+      {"cross_entropy one row (C)", {{5}}, Values::normal,
+       [](L in) { return cross_entropy(in[0], tensor({3}, {}, DType::int64), Reduction::none, -100, 0.3); }},
+      {"mse_loss", {{2, 3}, {2, 3}}, Values::normal, [](L in) { return mse_loss(in[0], in[1]); }},
+      // ---- normalization
+      {"layer_norm affine", {{2, 4}, {4}, {4}}, Values::normal,
+       [](L in) { return layer_norm(in[0], {4}, in[1], in[2]); }},
+      {"layer_norm two dims, no affine", {{2, 2, 3}}, Values::normal, [](L in) { return layer_norm(in[0], {2, 3}); }},
+      {"layer_norm non-contiguous", {{4, 2}, {2}, {2}}, Values::normal,
+       [](L in) { return layer_norm(noncontig(in[0]), {4}, tensor({1, 2, 3, 4}, {4}, DType::float64), Tensor()); }},
+      {"rms_norm", {{3, 4}, {4}}, Values::normal, [](L in) { return rms_norm(in[0], {4}, in[1]); }},
+      {"rms_norm no weight", {{2, 3}}, Values::normal, [](L in) { return rms_norm(in[0], {3}); }},
+      // ---- attention and dropout (fixed generators: the function is the same at every call)
+      {"attention", {{1, 2, 3, 2}, {1, 2, 4, 2}, {1, 2, 4, 3}}, Values::normal,
+       [](L in) { return scaled_dot_product_attention(in[0], in[1], in[2]); }},
+      {"attention causal, padding, a fully masked row", {{2, 1, 3, 2}, {2, 1, 3, 2}, {2, 1, 3, 2}}, Values::normal,
+       [](L in) {
+         AttentionOptions o;
+         o.causal = true;
+         o.key_padding_mask = tensor({0, 0, 1, 1, 0, 0}, {2, 3});  // batch 1: query 0 sees no key
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"attention dropout, custom scale", {{1, 2, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}}, Values::normal,
+       [](L in) {
+         Generator gen(5);
+         AttentionOptions o;
+         o.dropout_p = 0.3;
+         o.training = true;
+         o.gen = &gen;
+         o.scale = 0.8;
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"attention transposed views", {{1, 3, 2, 2}, {1, 3, 2, 2}, {1, 3, 2, 2}}, Values::normal,
+       [](L in) {
+         return scaled_dot_product_attention(in[0].transpose(1, 2), in[1].transpose(1, 2), in[2].transpose(1, 2));
+       }},
+      {"self_attention_packed causal, dropout", {{2, 3, 12}}, Values::normal, [](L in) {
+         Generator gen(6);
+         AttentionOptions o;
+         o.causal = true;
+         o.dropout_p = 0.25;
+         o.training = true;
+         o.gen = &gen;
+         return self_attention_packed(in[0], 2, o);
+       }},
+      {"dropout", {{3, 4}}, Values::normal, [](L in) {
+         Generator gen(7);
+         return dropout(in[0], 0.4, true, &gen);
+       }},
   };
 }
 
@@ -112,6 +195,39 @@ TEST_CASE("every op in the catalogue passes a float64 gradcheck", "[gradcheck][c
       CHECK_GRADCHECK(entry.fn, inputs);
     }
   }
+}
+
+TEST_CASE("every op in the catalogue passes a float64 gradgradcheck", "[gradgradcheck][catalog]") {
+  // Second derivatives: the backward of every op, recorded with create_graph, differentiated
+  // again and compared with central differences of the first derivative.
+  std::uint64_t seed = 1;
+  for (const CatalogEntry& entry : catalog()) {
+    SECTION(entry.name) {
+      TensorList inputs;
+      for (const Shape& shape : entry.shapes)
+        inputs.push_back(entry.values == Values::positive ? positive_param(shape, seed++)
+                                                          : param(shape, seed++));
+      const GradcheckResult r = gradgradcheck(entry.fn, inputs);
+      INFO(r.report);
+      CHECK(r.ok);
+    }
+  }
+}
+
+TEST_CASE("gradgradcheck catches a backward whose first derivative is right and second wrong", "[gradgradcheck]") {
+  // square(x) = x², with a backward that multiplies by a detached 2x: right first derivative,
+  // but recorded it is constant in x, so its second derivative comes out 0 instead of 2.
+  auto square = [](const TensorList& in) {
+    Tensor out = mul(in[0].detach(), in[0].detach());
+    record(out, "square_detached", {in[0]}, [x = in[0].detach()](const Tensor& dout) -> TensorList {
+      return {mul(dout, mul(x, 2.0))};
+    }, DoubleBackward::supported);
+    return out;
+  };
+  CHECK_GRADCHECK(square, {param({3}, 3)});
+  const GradcheckResult r = gradgradcheck(square, {param({3}, 3)});
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.report, Catch::Contains("gradgradcheck failed"));
 }
 
 TEST_CASE("gradcheck reports a wrong backward with the worst element", "[gradcheck]") {
