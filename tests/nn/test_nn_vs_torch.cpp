@@ -4,7 +4,8 @@
 // parameter by tapegrad's name, the input, the output, the loss and every gradient. Each module
 // is built in float64, takes the reference's parameters name for name (one to one: a missing or
 // extra name fails), and must match every gradient to 1e-5 relative; the pre block also runs in
-// float32 against the same float64 data.
+// float32 against the same float64 data. A gradient-penalty loss through the LM (pre, post,
+// b2t) checks second derivatives: its parameter gradients must match to 1e-10.
 #include <fstream>
 #include <set>
 #include <string>
@@ -185,6 +186,40 @@ TEST_CASE("TransformerLM matches PyTorch in float64", "[nn][transformer_lm][refe
       check_tensor("logits", logits, ref.get(case_name + ".logits"), kFloat64);
       check_tensor("loss", loss, ref.get(case_name + ".loss"), kFloat64);
       check_parameter_grads(*lm, case_name, kFloat64);
+    }
+  }
+}
+
+TEST_CASE("A gradient penalty through the TransformerLM matches PyTorch: second derivatives", "[nn][transformer_lm][reference][higher_order]") {
+  // L = f + ‖∂f/∂h‖² with f the mean cross-entropy and h the embeddings that enter the first
+  // block: the parameter gradients of L run the backward of every op backward again.
+  const ReferenceFile& ref = nn_reference();
+  for (nn::Placement placement : {nn::Placement::pre, nn::Placement::post, nn::Placement::b2t}) {
+    const std::string case_name = "penalty_" + nn::placement_name(placement);
+    DYNAMIC_SECTION(case_name) {
+      nn::TransformerLMConfig config;
+      config.vocab_size = kVocab;
+      config.max_seq_len = kMaxSeqLen;
+      config.n_layers = kLayers;
+      config.block = block_config(placement, DType::float64);
+      auto lm = std::make_shared<nn::TransformerLM>(config);
+      load_parameters(*lm, case_name, DType::float64);
+      Tensor h;  // the first block's input, caught by a forward pre-hook
+      const HookHandle catch_h =
+          lm->blocks->at<nn::TransformerBlock>(0)->register_forward_pre_hook([&](nn::Module&, TensorList& in) { h = in[0]; });
+
+      const Tensor tokens = ref.get(case_name + ".tokens"), targets = ref.get(case_name + ".targets");
+      const std::int64_t N = tokens.numel();
+      const Tensor f = cross_entropy(lm->forward(tokens).reshape({N, kVocab}), targets.reshape({N}));
+      const Tensor dh = grad({f}, {h}, {}, std::nullopt, /*create_graph=*/true)[0];
+      const Tensor penalty = sum(mul(dh, dh));
+      const Tensor loss = add(f, penalty);
+      loss.backward();
+
+      constexpr Tolerance k1e10{1e-10, 1e-10};
+      check_tensor("f", f, ref.get(case_name + ".f"), k1e10);
+      check_tensor("penalty", penalty, ref.get(case_name + ".penalty"), k1e10);
+      check_parameter_grads(*lm, case_name, k1e10);
     }
   }
 }

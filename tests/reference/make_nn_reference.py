@@ -45,6 +45,12 @@ Cases (prefix of every name in the file):
       <case>.tokens, <case>.targets   int64 (B, T)
       <case>.logits                   (B, T, V)
       <case>.loss                     mean cross-entropy of logits against targets
+  penalty_pre, penalty_post, penalty_b2t   the same LM (b2t: no final norm) with the
+      gradient-penalty loss L = f + ‖∂f/∂h‖², f the mean cross-entropy, h = tok_emb[tokens] +
+      pos_emb (B, T, C): its parameter gradients need second derivatives of every op. Checked
+      here against a central difference of L along a random direction.
+      <case>.param.<name>, <case>.grad.<name> (of L)
+      <case>.tokens, <case>.targets, <case>.f, <case>.penalty, <case>.loss
 """
 
 import math
@@ -162,8 +168,16 @@ def block(x, p, placement, prefix=""):
     return n2(h + feed_forward(h, p, prefix) + x)
 
 
+def embed(tokens, p):
+    return p["tok_emb.weight"][tokens] + p["pos_emb.weight"][: tokens.shape[1]]
+
+
 def lm(tokens, p, placement):
-    h = p["tok_emb.weight"][tokens] + p["pos_emb.weight"][: tokens.shape[1]]
+    return lm_from_embeddings(embed(tokens, p), p, placement)
+
+
+def lm_from_embeddings(h, p, placement):
+    """The LM after its embeddings h (B, T, C): the blocks, final_norm for pre, the tied head."""
     for l in range(LM_LAYERS):
         h = block(h, p, placement, f"blocks.{l}.")
     if placement == "pre":
@@ -273,10 +287,51 @@ def lm_case(placement):
         put(f"{case}.grad.{n}", g)
 
 
-for placement in ("post", "pre", "b2t"):
-    block_case(placement)
-for placement in ("pre", "post"):
-    lm_case(placement)
+def penalty_case(placement):
+    """A gradient penalty: second derivatives through the whole LM (create_graph)."""
+    case = f"penalty_{placement}"
+    p = {n: t.requires_grad_() for n, t in lm_parameters(placement).items()}
+    tokens = torch.randint(0, VOCAB, (B, LM_T))
+    targets = torch.randint(0, VOCAB, (B, LM_T))
+
+    def penalized(p):
+        h = embed(tokens, p)
+        f = F.cross_entropy(lm_from_embeddings(h, p, placement).reshape(-1, VOCAB), targets.reshape(-1))
+        (dh,) = torch.autograd.grad(f, h, create_graph=True)
+        return f, (dh * dh).sum()
+
+    f, penalty = penalized(p)
+    loss = f + penalty
+    names = list(p)
+    got = torch.autograd.grad(loss, [p[n] for n in names])
+    # Cross-check the second derivatives with a central difference of the loss along a random
+    # direction u: d/dε L(p + εu) at 0 must equal Σ grad·u.
+    u = {n: torch.randn_like(p[n]) for n in names}
+    with torch.enable_grad():
+        def along(eps):
+            f_, pen_ = penalized({n: (p[n] + eps * u[n]).detach().requires_grad_() for n in names})
+            return (f_ + pen_).item()
+        eps = 1e-5
+        numeric = (along(eps) - along(-eps)) / (2 * eps)
+    analytic = sum((g * u[n]).sum().item() for n, g in zip(names, got))
+    assert abs(numeric - analytic) <= 1e-6 * max(1.0, abs(analytic)), f"{case}: {numeric} vs {analytic}"
+
+    for n in names:
+        put(f"{case}.param.{n}", p[n])
+    put(f"{case}.tokens", tokens)
+    put(f"{case}.targets", targets)
+    put(f"{case}.f", f)
+    put(f"{case}.penalty", penalty)
+    put(f"{case}.loss", loss)
+    for n, g in zip(names, got):
+        put(f"{case}.grad.{n}", g)
 
 
-write_reference(OUT, entries, "make_nn_reference.py")
+if __name__ == "__main__":
+    for placement in ("post", "pre", "b2t"):
+        block_case(placement)
+    for placement in ("pre", "post"):
+        lm_case(placement)
+    for placement in ("pre", "post", "b2t"):
+        penalty_case(placement)
+    write_reference(OUT, entries, "make_nn_reference.py")
