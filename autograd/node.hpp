@@ -39,7 +39,7 @@ struct Edge {
 };
 
 // Whether an op's backward is written with differentiable ops, so that a backward pass with
-// create_graph records it and a second derivative can flow through it (higher_order.md).
+// create_graph records it and a second derivative can flow through it (docs/higher-order.md).
 enum class DoubleBackward { unsupported, supported };
 
 class Node : public std::enable_shared_from_this<Node> {

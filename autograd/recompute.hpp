@@ -8,7 +8,7 @@
 //     pass is recorded (create_graph), the op instead recomputes its output as a composite of
 //     differentiable ops and backpropagates through that composite with create_graph: the
 //     composite's own backward, recorded, is the fused op's differentiable backward. The fast
-//     kernel stays the path when create_graph is off. (higher_order.md: why fused kernels
+//     kernel stays the path when create_graph is off. (docs/higher-order.md: why fused kernels
 //     need a second formula.)
 #pragma once
 

@@ -5,7 +5,9 @@
 // It prints the recorded graph, writes it as Graphviz DOT (and PNG when `dot` is installed),
 // then runs the backward pass step by step with the engine's loop written out here, printing
 // what each node receives and sends. e is used twice, so its node receives two gradients
-// that add up (fan-out). Finally it compares with backward() and with gradcheck, in float64.
+// that add up (fan-out). It compares with backward() and with gradcheck, in float64. Last, it
+// records the backward pass itself (create_graph) and differentiates do/db once more: the
+// second derivatives, against the hand-derived ones and gradgradcheck (docs/higher-order.md).
 //
 // Run: build/examples/autodiff_tour [--out-dir DIR] [--check]  (--help lists the options)
 #include <tapegrad/tapegrad.hpp>
@@ -217,7 +219,35 @@ int main(int argc, char** argv) {
   const GradcheckResult r = gradcheck(neuron, make_leaves(x1, w1, x2, w2, b).list());
   std::printf("  %s\n", r.report.c_str());
 
-  if (agree && r.ok) {
+  // Second derivatives. do/db = 1 - o^2 is itself a function of the leaves; with create_graph
+  // the ops that compute it are recorded, so it can be differentiated again:
+  //   d/dθ (do/db) = d/dn (1 - o^2) · dn/dθ = -2o(1 - o^2) · dn/dθ,  dn/dθ = (w1, x1, w2, x2, 1).
+  std::printf("\n7. Second derivatives: backward recorded (create_graph), then differentiated again\n");
+  const Leaves again = make_leaves(x1, w1, x2, w2, b);
+  const Tensor o3 = neuron(again.list());
+  const Tensor do_db = grad({o3}, {again.b}, {}, std::nullopt, /*create_graph=*/true)[0];
+  const std::size_t forward_nodes = backward_order(o3.grad_fn().get()).size();
+  const std::size_t all_nodes = backward_order(do_db.grad_fn().get()).size();
+  std::printf("  do/db = %s is the output of a graph: the forward's %zu nodes (#1-#%zu) and the %zu that\n"
+              "  the backward recorded on top of them (e used three times, by sub, add and the backward's mul):\n%s",
+              num(do_db.item()).c_str(), forward_nodes, forward_nodes, all_nodes - forward_nodes,
+              graph_string(do_db).c_str());
+  const TensorList second = grad({do_db}, again.list());
+  const double o_second = -2 * o.item() * dn;  // d^2 o / dn^2
+  const double dn_dleaf[] = {w1, x1, w2, x2, 1.0};
+  bool second_agree = true;
+  for (std::size_t i = 0; i < 5; ++i) {
+    const double by_hand_2 = o_second * dn_dleaf[i];
+    const bool ok = close(second[i].item(), by_hand_2, 1e-9);
+    second_agree = second_agree && ok;
+    std::printf("  d2o/db d%-2s  recorded backward %-10s by hand %-10s %s\n",
+                names.leaves.at(leaves.list()[i].impl_ptr().get()).c_str(), num(second[i].item()).c_str(),
+                num(by_hand_2).c_str(), ok ? "ok" : "MISMATCH");
+  }
+  const GradcheckResult r2 = gradgradcheck(neuron, make_leaves(x1, w1, x2, w2, b).list());
+  std::printf("  gradgradcheck (finite differences of the first derivatives): %s\n", r2.report.c_str());
+
+  if (agree && r.ok && second_agree && r2.ok) {
     std::printf("\nautodiff_tour: all checks passed\n");
     return 0;
   }

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "support/gradcheck_catch.hpp"
+#include "support/tensor_diff.hpp"
 
 using namespace tapegrad;
 using Catch::Contains;
+using tapegrad::testing::max_abs_diff;
 using tapegrad::testing::param;
 
 namespace {
@@ -17,14 +19,6 @@ namespace {
 constexpr DType f64 = DType::float64;
 
 Tensor scalar(double v) { return tensor({v}, {}, f64).requires_grad_(); }
-
-double max_abs_diff(const Tensor& a, const Tensor& b) {
-  const std::vector<double> va = a.to_vector(), vb = b.to_vector();
-  REQUIRE(va.size() == vb.size());
-  double worst = 0;
-  for (std::size_t i = 0; i < va.size(); ++i) worst = std::max(worst, std::abs(va[i] - vb[i]));
-  return worst;
-}
 
 }  // namespace
 

@@ -12,20 +12,9 @@
 #include <catch2/catch.hpp>
 #include <tapegrad/tapegrad.hpp>
 
-namespace tapegrad::testing {
+#include "support/tensor_diff.hpp"
 
-// max |a - b| over all elements; infinity when the shapes differ or a value is NaN.
-inline double max_abs_diff(const Tensor& a, const Tensor& b) {
-  if (a.shape() != b.shape()) return INFINITY;
-  const std::vector<double> va = a.to_vector(), vb = b.to_vector();
-  double worst = 0;
-  for (std::size_t i = 0; i < va.size(); ++i) {
-    const double d = std::abs(va[i] - vb[i]);
-    if (std::isnan(d)) return INFINITY;
-    worst = std::max(worst, d);
-  }
-  return worst;
-}
+namespace tapegrad::testing {
 
 // CHECK that two tensors agree within atol, printing both shapes and the worst difference.
 #define CHECK_CLOSE(actual, expected, atol)                                                        \
