@@ -8,7 +8,10 @@
 //                backward's own temporaries
 //   total        the most bytes of tensors alive during the step
 //
-//   checkpointing --layers 48,96 --steps 3 --warmup 1 --threads 2
+// Step times are each run's fastest timed step; the overhead is taken within each round (the two
+// settings run next to each other, in alternating order) and summarized over the rounds.
+//
+//   checkpointing --layers 48,96 --steps 3 --warmup 1 --rounds 3
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -92,24 +95,38 @@ int main(int argc, char** argv) {
   std::printf("layers,checkpointing,round,median_ms,min_ms,activation_mib,total_mib\n");
   for (std::int64_t L : depths) {
     std::vector<Measure> plain, ck;
-    for (int r = 0; r < rounds; ++r)
-      for (bool checkpointed : {false, true}) {
+    for (int r = 0; r < rounds; ++r) {
+      // the order alternates (off, on / on, off), so a drift of the machine's load cancels
+      const bool on_first = r % 2 == 1;
+      for (bool checkpointed : {on_first, !on_first}) {
         const Measure m = run(L, d_model, heads, T, B, vocab, checkpointed, steps, warmup);
         (checkpointed ? ck : plain).push_back(m);
         std::printf("%lld,%s,%d,%.1f,%.1f,%.1f,%.1f\n", (long long)L, checkpointed ? "on" : "off", r + 1, m.median_ms,
                     m.min_ms, mib(m.activation_bytes), mib(m.total_bytes));
         std::fflush(stdout);
       }
-    auto median = [](std::vector<double> v) {
+    }
+    auto median = [](std::vector<double> v) {  // of an even count: the mean of the middle two
       std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
+      const std::size_t n = v.size();
+      return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     };
-    std::vector<double> t0, t1, a0, a1, p0, p1;
-    for (const Measure& m : plain) t0.push_back(m.median_ms), a0.push_back(mib(m.activation_bytes)), p0.push_back(mib(m.total_bytes));
-    for (const Measure& m : ck) t1.push_back(m.median_ms), a1.push_back(mib(m.activation_bytes)), p1.push_back(mib(m.total_bytes));
-    std::printf("# %lld layers: step %.0f -> %.0f ms (%+.0f%%), activations %.0f -> %.0f MiB (%.1fx less), total %.0f -> %.0f MiB (%.1fx less)\n",
-                (long long)L, median(t0), median(t1), 100 * (median(t1) / median(t0) - 1), median(a0), median(a1),
-                median(a0) / median(a1), median(p0), median(p1), median(p0) / median(p1));
+    // Time: each round's step time (its fastest step, the least disturbed by other load) and
+    // the overhead of checkpointing within the round, on against off run next to each other.
+    std::vector<double> t0, t1, overhead;
+    for (int r = 0; r < rounds; ++r) {
+      t0.push_back(plain[r].min_ms), t1.push_back(ck[r].min_ms);
+      overhead.push_back(100 * (ck[r].min_ms / plain[r].min_ms - 1));
+    }
+    // Memory is deterministic: every round measures the same bytes.
+    const double a0 = mib(plain[0].activation_bytes), a1 = mib(ck[0].activation_bytes);
+    const double p0 = mib(plain[0].total_bytes), p1 = mib(ck[0].total_bytes);
+    const double block_input = mib(static_cast<std::size_t>(B * T * d_model) * sizeof(float));
+    std::printf("# %lld layers: step %.0f -> %.0f ms, overhead %+.0f%% (rounds: %+.0f%% to %+.0f%%); activations %.0f -> %.0f MiB "
+                "(%.1fx less; %.2f MiB per block, a block's input is %.2f MiB); total %.0f -> %.0f MiB (%.1fx less)\n",
+                (long long)L, median(t0), median(t1), median(overhead), *std::min_element(overhead.begin(), overhead.end()),
+                *std::max_element(overhead.begin(), overhead.end()), a0, a1, a0 / a1, a1 / static_cast<double>(L),
+                block_input, p0, p1, p0 / p1);
   }
   return 0;
 }
