@@ -173,8 +173,10 @@ struct AttentionOptions {
   // Defaults to 1/sqrt(D).
   std::optional<double> scale;
 };
-// q: (B, H, Tq, D), k: (B, H, Tk, D), v: (B, H, Tk, Dv) -> (B, H, Tq, Dv)
+// q: (B, H, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv) -> (B, H, Tq, Dv)
 //   S = q·kᵀ·scale, masked entries = -inf;  P = softmax(S) (dropout);  out = P·v
+// Hkv = H is multi-head attention; a divisor of H is grouped-query attention (Hkv = 1:
+// multi-query), query head h reading kv head h / (H / Hkv) in place.
 // One fused op with its own backward (P is recomputed from the saved row logsumexp, not
 // stored). A query row whose keys are all masked outputs zeros (PyTorch gives NaN).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -183,7 +185,23 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // D = C / n_heads columns each, to the merged heads (B, T, C): the same result as splitting
 // qkv into (B, H, T, D) views, scaled_dot_product_attention, and merging the heads back, with
 // no copies around the kernel (forward or backward). key_padding_mask is (B, T).
-Tensor self_attention_packed(const Tensor& qkv, std::int64_t n_heads, const AttentionOptions& options = {});
+// Grouped-query attention: n_kv_heads (a divisor of n_heads; 0 = n_heads) key and value heads,
+// qkv = [q (H·D) | k (Hkv·D) | v (Hkv·D)], each kv head shared by n_heads / n_kv_heads query
+// heads in place (never repeated in memory, forward or backward).
+Tensor self_attention_packed(const Tensor& qkv, std::int64_t n_heads, const AttentionOptions& options = {},
+                             std::int64_t n_kv_heads = 0);
+
+// ------------------------------------------- rotary position embedding (ops/rotary_embedding.cpp)
+struct RotaryOptions {
+  double theta = 10000.0;         // the frequency base: pair i turns by p·θ^(−2i/D)
+  bool interleaved = false;       // pairs (x_2i, x_2i+1) (RoFormer, Meta); default (x_i, x_i+D/2) (HF LLaMA)
+  std::int64_t offset = 0;        // position of the first token (a KV cache continuing a sequence)
+  std::int64_t rotate_heads = -1;  // rotate heads [0, rotate_heads) only, copy the rest (-1: all)
+  bool inverse = false;           // rotate by −p·ω (the backward)
+};
+// x: (B, T, heads, D), D even -> the same shape, the head vectors of token t rotated by the
+// angles of position offset + t. One op, forward and backward kernels side by side.
+Tensor rotary_embedding(const Tensor& x, const RotaryOptions& options = {});
 
 // ---------------------------------------------------------------- dropout (ops/dropout.cpp)
 // In training: zero each element with probability p and scale the rest by 1/(1-p), with a

@@ -30,17 +30,25 @@ namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
 
+// Hkv: the heads of k and v. Grouped-query attention (Ainslie et al. 2023, "GQA", arXiv
+// 2305.13245) lets G = H / Hkv query heads share one key/value head: query head h reads kv
+// head h / G (Hkv = H: multi-head attention; Hkv = 1: multi-query attention, Shazeer 2019).
 struct AttentionDims {
-  std::int64_t B = 0, H = 0, Tq = 0, Tk = 0, D = 0, Dv = 0;
+  std::int64_t B = 0, H = 0, Tq = 0, Tk = 0, D = 0, Dv = 0, Hkv = 0;
   std::int64_t pairs() const { return B * H; }
+  std::int64_t kv_pairs() const { return B * Hkv; }
+  std::int64_t group() const { return H / Hkv; }  // G query heads per kv head
 };
 
 // Where the (Tq, D) matrix of pair (b, h) starts, and the distance between its rows (gemm's
 // leading dimension). The last dim must be contiguous; the other strides are free, so the
 // transposed view of a (B, T, H, D) tensor is read in place.
+// group: query heads per stored head (G for k and v under GQA, 1 otherwise), so that query
+// head h finds its k and v at stored head h / group: the kv heads are read where they are,
+// never repeated in memory.
 struct HeadLayout {
-  std::int64_t batch_stride = 0, head_stride = 0, ld = 1;
-  std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * batch_stride + h * head_stride; }
+  std::int64_t batch_stride = 0, head_stride = 0, ld = 1, group = 1;
+  std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * batch_stride + (h / group) * head_stride; }
 };
 
 // The ld of t's (T, D) matrices when gemm can read them in place as stored: the kernels fix
@@ -55,14 +63,15 @@ std::optional<std::int64_t> row_major_ld(const Tensor& t) {
   return std::nullopt;
 }
 
-// t itself when gemm can read its matrices in place, otherwise a contiguous copy.
-Tensor gemm_ready(const Tensor& t, HeadLayout& layout) {
+// t itself when gemm can read its matrices in place, otherwise a contiguous copy; group: the
+// query heads that read each of t's heads (HeadLayout::group).
+Tensor gemm_ready(const Tensor& t, HeadLayout& layout, std::int64_t group = 1) {
   std::optional<std::int64_t> ld = row_major_ld(t);
   const Tensor ready = ld ? t.detach() : t.detach().contiguous();
   // A contiguous copy passes unless it has no columns; nothing is read then, and its own row
   // stride (0) serves.
   if (!ld) ld = row_major_ld(ready).value_or(ready.strides()[2]);
-  layout = {ready.strides()[0], ready.strides()[1], *ld};
+  layout = {ready.strides()[0], ready.strides()[1], *ld, group};
   return ready;
 }
 
@@ -81,16 +90,19 @@ AttentionConfig make_config(bool causal, const std::vector<unsigned char>& key_p
           seeds.empty() ? nullptr : seeds.data(), scale};
 }
 
-// C[M,N] = alpha·op(A)·op(B), and zeros when K = 0 (BLAS rejects the empty sizes).
+// C[M,N] = alpha·op(A)·op(B) (+ C when accumulate), and zeros when K = 0 and not
+// accumulating (BLAS rejects the empty sizes).
 template <typename T>
 void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
-                  const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc) {
+                  const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc,
+                  bool accumulate = false) {
   if (M == 0 || N == 0) return;
   if (K == 0) {
-    for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
+    if (!accumulate)
+      for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
     return;
   }
-  blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, T(0), C, ldc);
+  blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc);
 }
 
 // With a causal mask, query i sees keys 0..i only, so the products skip the hidden upper
@@ -153,7 +165,9 @@ void draw_keep(unsigned char* keep, std::int64_t n, double p, std::uint64_t seed
 }
 
 // The layout of a contiguous (B, H, T, D) tensor.
-HeadLayout contiguous_layout(std::int64_t H, std::int64_t T, std::int64_t D) { return {H * T * D, T * D, D}; }
+HeadLayout contiguous_layout(std::int64_t H, std::int64_t T, std::int64_t D, std::int64_t group = 1) {
+  return {H * T * D, T * D, D, group};
+}
 
 // ---- kernels: lse (B, H, Tq) is contiguous; q, k, v, dout, out and the gradients are read
 // and written through their HeadLayout.
@@ -213,6 +227,9 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
 
 // Gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only read when
 // dq or dk is needed). dq, dk, dv are written through the layouts of q, k and v (lgq, lgk, lgv).
+// Under GQA the G query heads of one kv head all add into its dK and dV: one thread takes the
+// whole group, in order (the first head writes, the others accumulate), so no two threads
+// write the same rows and the sum has a fixed order.
 template <typename T>
 void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& lgk, T* dv, const HeadLayout& lgv,
                         const T* dout, const HeadLayout& lo, const T* q,
@@ -220,7 +237,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
                         const HeadLayout& lv, const T* lse, const AttentionDims& d,
                         const AttentionConfig& cfg) {
   const std::int64_t n = d.Tq * d.Tk;
-  const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
+  const bool parallel = d.kv_pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
   const bool need_ds = dq || dk;
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
   const T scale = static_cast<T>(cfg.scale);
@@ -229,8 +246,10 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
     std::vector<T> P(n), dP(need_ds ? n : 0), Pd(cfg.seeds && dv ? n : 0);
     std::vector<unsigned char> keep(cfg.seeds ? n : 0);
 #pragma omp for schedule(static)
-    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
-      const std::int64_t b = pair / d.H, h = pair % d.H;
+    for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair)
+    for (std::int64_t g = 0; g < d.group(); ++g) {
+      const std::int64_t b = kv_pair / d.Hkv, h = (kv_pair % d.Hkv) * d.group() + g, pair = b * d.H + h;
+      const bool accumulate = g > 0;  // into the group's dK and dV
       const T* qp = q + lq.offset(b, h);
       const T* kp = k + lk.offset(b, h);
       const T* dop = dout + lo.offset(b, h);
@@ -254,7 +273,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
         for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
           gemm_or_zero<T>(true, false, j1 - j0, d.Dv, d.Tq - query_begin, T(1), pd + query_begin * d.Tk + j0, d.Tk,
-                          dop + query_begin * lo.ld, lo.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld);
+                          dop + query_begin * lo.ld, lo.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld, accumulate);
         });
       }
       if (!need_ds) continue;
@@ -287,7 +306,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
       if (dk)
         for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
           gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP.data() + query_begin * d.Tk + j0,
-                          d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld);
+                          d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld, accumulate);
         });
     }
   }
@@ -301,9 +320,11 @@ AttentionDims check_attention_args(const Tensor& q, const Tensor& k, const Tenso
                              shape_str(v.shape());
   if (q.dim() != 4 || k.dim() != 4 || v.dim() != 4)
     throw ShapeError(std::string(kOp) + ": q, k and v must be 4-d (B, H, T, D), got " + shapes);
-  if (k.size(0) != q.size(0) || v.size(0) != q.size(0) || k.size(1) != q.size(1) || v.size(1) != q.size(1))
-    throw ShapeError(std::string(kOp) + ": q, k and v must have the same batch and head dims (B, H), got " +
-                     shapes);
+  if (k.size(0) != q.size(0) || v.size(0) != q.size(0))
+    throw ShapeError(std::string(kOp) + ": q, k and v must have the same batch size B, got " + shapes);
+  if (v.size(1) != k.size(1) || k.size(1) <= 0 || q.size(1) % k.size(1) != 0)
+    throw ShapeError(std::string(kOp) + ": k and v must have the same number of heads Hkv, and it must divide q's "
+                     "H (grouped-query attention; Hkv = H is multi-head), got " + shapes);
   if (k.size(3) != q.size(3))
     throw ShapeError(std::string(kOp) + ": q and k must have the same head dim D, got " + shapes);
   if (v.size(2) != k.size(2))
@@ -311,7 +332,7 @@ AttentionDims check_attention_args(const Tensor& q, const Tensor& k, const Tenso
   if (!is_floating(q.dtype()) || k.dtype() != q.dtype() || v.dtype() != q.dtype())
     throw DTypeError(std::string(kOp) + ": q, k and v must all be float32 or all float64, got " +
                      dtype_name(q.dtype()) + ", " + dtype_name(k.dtype()) + " and " + dtype_name(v.dtype()));
-  const AttentionDims d{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3)};
+  const AttentionDims d{q.size(0), q.size(1), q.size(2), k.size(2), q.size(3), v.size(3), k.size(1)};
   const Tensor& mask = options.key_padding_mask;
   if (mask.defined() && mask.shape() != Shape{d.B, d.Tk})
     throw ShapeError(std::string(kOp) + ": key_padding_mask must have shape (B, Tk) = " +
@@ -348,7 +369,7 @@ AttentionData attention_data(const AttentionOptions& options, const AttentionDim
 //   S = q·kᵀ·scale   P = softmax(S with hidden keys at -inf) · row_has_keys   out = (P ⊙ M)·v
 // A row with every key hidden is softmaxed unmasked (finite) and then zeroed, so it has no
 // NaN and no gradient, as in the fused kernels.
-Tensor attention_composite(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionDims& d,
+Tensor attention_composite(const Tensor& q, const Tensor& k_in, const Tensor& v_in, const AttentionDims& d,
                            const AttentionConfig& cfg) {
   Tensor hidden = zeros({d.B, 1, d.Tq, d.Tk}, q.dtype()), has_keys = zeros({d.B, 1, d.Tq, 1}, q.dtype());
   dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
@@ -365,6 +386,14 @@ Tensor attention_composite(const Tensor& q, const Tensor& k, const Tensor& v, co
         has_keys.data<T>()[b * d.Tq + i] = T(any);
       }
   });
+  // Under GQA the composite repeats each kv head for its G query heads (a copy: this form
+  // only runs in a recorded backward; the kernels read the shared heads in place).
+  auto repeat_kv = [&](const Tensor& t) {
+    if (d.Hkv == d.H) return t;
+    const Shape& s = t.shape();  // (B, Hkv, Tk, Dk) -> (B, Hkv, G, Tk, Dk) -> (B, H, Tk, Dk)
+    return reshape(expand(unsqueeze(t, 2), {s[0], s[1], d.group(), s[2], s[3]}), {s[0], d.H, s[2], s[3]});
+  };
+  const Tensor k = repeat_kv(k_in), v = repeat_kv(v_in);
   const Tensor scores = mul(matmul(q, transpose(k, -1, -2)), cfg.scale);
   Tensor probs = mul(softmax(masked_fill(scores, hidden, -INFINITY), -1), has_keys);
   if (cfg.seeds) {
@@ -390,7 +419,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const AttentionDims d = check_attention_args(q_in, k_in, v_in, options);
   check_blas_core_once();
   HeadLayout lq, lk, lv;
-  const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk), v = gemm_ready(v_in, lv);
+  const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk, d.group()), v = gemm_ready(v_in, lv, d.group());
   const auto [key_padding, seeds, scale] = attention_data(options, d);
   const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
 
@@ -415,16 +444,16 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
            HeadLayout lo, lq, lk, lv;
            const Tensor dout_ready = gemm_ready(dout, lo);
            // v is only read by dS (for dq, dk); q, k and lse always, to recompute P.
-           const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk);
-           const Tensor v = need_q || need_k ? gemm_ready(v_in, lv) : Tensor();
+           const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk, d.group());
+           const Tensor v = need_q || need_k ? gemm_ready(v_in, lv, d.group()) : Tensor();
            Tensor dq, dk, dv;
            if (need_q) dq = Tensor::empty(q.shape(), q.dtype());  // every element is written
            if (need_k) dk = Tensor::empty(k.shape(), k.dtype());
-           if (need_v) dv = Tensor::empty({d.B, d.H, d.Tk, d.Dv}, q.dtype());
+           if (need_v) dv = Tensor::empty({d.B, d.Hkv, d.Tk, d.Dv}, q.dtype());
            dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
              attention_backward(need_q ? dq.data<T>() : nullptr, contiguous_layout(d.H, d.Tq, d.D),
-                                need_k ? dk.data<T>() : nullptr, contiguous_layout(d.H, d.Tk, d.D),
-                                need_v ? dv.data<T>() : nullptr, contiguous_layout(d.H, d.Tk, d.Dv),
+                                need_k ? dk.data<T>() : nullptr, contiguous_layout(d.Hkv, d.Tk, d.D, d.group()),
+                                need_v ? dv.data<T>() : nullptr, contiguous_layout(d.Hkv, d.Tk, d.Dv, d.group()),
                                 dout_ready.data<T>(), lo, q.data<T>(), lq,
                                 k.data<T>(), lk, v.defined() ? v.data<T>() : nullptr, lv, lse.data<T>(), d, c);
            });
@@ -437,20 +466,27 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
 
 namespace tapegrad {
 
-// The same kernels, reading q, k and v in place from the packed projection (B, T, 3C) — q in
-// columns [0, C), k in [C, 2C), v in [2C, 3C), head h in columns [h·D, (h+1)·D) of each — and
+// The same kernels, reading q, k and v in place from the packed projection (B, T, W) — q in
+// columns [0, C), k in [C, C + Ckv), v in [C + Ckv, W), with C = H·D, Ckv = Hkv·D and
+// W = C + 2·Ckv (W = 3C without GQA); head h in columns [h·D, (h+1)·D) of its part — and
 // writing the heads merged, (B, T, C). The backward writes dqkv in the same packed layout.
 // This saves what splitting and merging heads around the 4-d op costs: a copy to merge the
-// heads in the forward, and in the backward a zero-filled (B, T, 3C) per part plus their sum.
-Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const AttentionOptions& options) {
+// heads in the forward, and in the backward a zero-filled (B, T, W) per part plus their sum.
+Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const AttentionOptions& options,
+                             std::int64_t n_kv_heads) {
   constexpr const char* kPackedOp = "self_attention_packed";
-  if (qkv_in.dim() != 3 || n_heads <= 0 || qkv_in.size(2) % (3 * n_heads) != 0)
-    throw ShapeError(std::string(kPackedOp) + ": qkv must be (B, T, 3·C) with C a multiple of n_heads = " +
-                     std::to_string(n_heads) + ", got " + shape_str(qkv_in.shape()));
+  const std::int64_t H = n_heads, Hkv = n_kv_heads == 0 ? n_heads : n_kv_heads;
+  if (H <= 0 || Hkv <= 0 || H % Hkv != 0)
+    throw ValueError(std::string(kPackedOp) + ": n_kv_heads (" + std::to_string(n_kv_heads) +
+                     ") must divide n_heads (" + std::to_string(n_heads) + "); 0 means n_heads");
+  if (qkv_in.dim() != 3 || qkv_in.size(2) % (H + 2 * Hkv) != 0)
+    throw ShapeError(std::string(kPackedOp) + ": qkv must be (B, T, (n_heads + 2·n_kv_heads)·D) with n_heads = " +
+                     std::to_string(H) + ", n_kv_heads = " + std::to_string(Hkv) + ", got " + shape_str(qkv_in.shape()));
   if (!is_floating(qkv_in.dtype()))
     throw DTypeError(std::string(kPackedOp) + ": qkv must be float32 or float64, got " + dtype_name(qkv_in.dtype()));
-  const std::int64_t B = qkv_in.size(0), T = qkv_in.size(1), C = qkv_in.size(2) / 3, H = n_heads, D = C / H;
-  const AttentionDims d{B, H, T, T, D, D};
+  const std::int64_t B = qkv_in.size(0), T = qkv_in.size(1), W = qkv_in.size(2), D = W / (H + 2 * Hkv);
+  const std::int64_t C = H * D, Ckv = Hkv * D;
+  const AttentionDims d{B, H, T, T, D, D, Hkv};
   const Tensor& mask = options.key_padding_mask;
   if (mask.defined() && mask.shape() != Shape{B, T})
     throw ShapeError(std::string(kPackedOp) + ": key_padding_mask must have shape (B, T) = " + shape_str({B, T}) +
@@ -459,8 +495,9 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
     throw ValueError(std::string(kPackedOp) + ": dropout_p must be in [0, 1), got " + std::to_string(options.dropout_p));
   check_blas_core_once();
   const Tensor qkv = qkv_in.contiguous().detach();
-  // Row t of head h of q starts at column h·D of row t: ld = 3C; k and v are C and 2C further.
-  const HeadLayout packed{T * 3 * C, D, 3 * C}, merged{T * C, D, C};
+  // Row t of head h of q starts at column h·D of row t: ld = W; k and v are C and C + Ckv
+  // further, each of their heads read by G = H / Hkv query heads.
+  const HeadLayout packed_q{T * W, D, W}, packed_kv{T * W, D, W, d.group()}, merged{T * C, D, C};
   const auto [key_padding, seeds, scale] = attention_data(options, d);
   const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
 
@@ -468,20 +505,22 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   Tensor lse = Tensor::empty({B, H, T}, qkv.dtype());
   dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
     const T_* p = qkv.data<T_>();
-    attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed, p + C, packed, p + 2 * C, packed, d, cfg);
+    attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv, packed_kv,
+                      d, cfg);
   });
   if (!should_record({qkv_in})) return out;
   record(out, kPackedOp, {qkv_in},
-         [qkv_in, lse, packed, merged, d, C, key_padding, seeds, causal = options.causal, p = options.dropout_p,
-          scale](const Tensor& dout) -> TensorList {
+         [qkv_in, lse, packed_q, packed_kv, merged, d, C, Ckv, key_padding, seeds, causal = options.causal,
+          p = options.dropout_p, scale](const Tensor& dout) -> TensorList {
            const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): the split into heads, composed
              return detail::backward_by_recomputing(
                  [&](const TensorList& in) {
-                   auto heads = [&](std::int64_t part) {  // (B, T, C) columns -> (B, H, T, D)
-                     return transpose(narrow(in[0], 2, part * C, C).reshape({d.B, d.Tq, d.H, d.D}), 1, 2);
+                   // columns [start, start + heads·D) -> (B, heads, T, D)
+                   auto heads = [&](std::int64_t start, std::int64_t n) {
+                     return transpose(narrow(in[0], 2, start, n * d.D).reshape({d.B, d.Tq, n, d.D}), 1, 2);
                    };
-                   const Tensor o = attention_composite(heads(0), heads(1), heads(2), d, c);
+                   const Tensor o = attention_composite(heads(0, d.H), heads(C, d.Hkv), heads(C + Ckv, d.Hkv), d, c);
                    return transpose(o, 1, 2).reshape({d.B, d.Tq, C});
                  },
                  {qkv_in}, dout);
@@ -491,8 +530,8 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
              const T_* x = qkv.data<T_>();
              T_* dx = dqkv.data<T_>();
-             attention_backward(dx, packed, dx + C, packed, dx + 2 * C, packed, g.data<T_>(), merged, x, packed,
-                                x + C, packed, x + 2 * C, packed, lse.data<T_>(), d, c);
+             attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged, x,
+                                packed_q, x + C, packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
            });
            return {dqkv};
          }, DoubleBackward::supported);

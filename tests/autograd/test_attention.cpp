@@ -380,10 +380,13 @@ TEST_CASE("attention errors name the op and the shapes", "[attention][errors]") 
   REQUIRE_THROWS_AS(scaled_dot_product_attention(zeros({3, 4, 5}), k, v), ShapeError);
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(zeros({3, 4, 5}), k, v),
                       Contains("scaled_dot_product_attention: q, k and v must be 4-d") && Contains("q [3, 4, 5]"));
-  REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, zeros({2, 2, 6, 5}), v),
-                      Contains("same batch and head dims (B, H)") && Contains("k [2, 2, 6, 5]"));
+  // grouped-query attention: Hkv must divide H (2 does not divide 3), and k and v share it
+  REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, zeros({2, 2, 6, 5}), zeros({2, 2, 6, 7})),
+                      Contains("it must divide q's H") && Contains("k [2, 2, 6, 5]"));
+  REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, zeros({2, 1, 6, 7})),
+                      Contains("k and v must have the same number of heads Hkv") && Contains("v [2, 1, 6, 7]"));
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, zeros({1, 3, 6, 7})),
-                      Contains("same batch and head dims (B, H)") && Contains("v [1, 3, 6, 7]"));
+                      Contains("same batch size B") && Contains("v [1, 3, 6, 7]"));
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, zeros({2, 3, 6, 4}), v),
                       Contains("q and k must have the same head dim D") && Contains("k [2, 3, 6, 4]"));
   REQUIRE_THROWS_WITH(scaled_dot_product_attention(q, k, zeros({2, 3, 5, 7})),
@@ -461,4 +464,68 @@ TEST_CASE("packed self-attention errors name the op and the shapes", "[attention
   AttentionOptions o;
   o.key_padding_mask = zeros({2, 3}, DType::int64);
   CHECK_THROWS_WITH(self_attention_packed(x, 2, o), Catch::Contains("key_padding_mask"));
+}
+
+TEST_CASE("grouped-query and multi-query attention match PyTorch's repeated kv heads", "[attention][gqa][reference]") {
+  const auto& ref = tapegrad::testing::ops_reference();
+  for (const char* name : {"gqa", "mqa"}) {
+    DYNAMIC_SECTION(name) {
+      const std::string p = std::string("attention.") + name + ".";
+      Tensor q = ref.get(p + "q").requires_grad_(), k = ref.get(p + "k").requires_grad_(),
+             v = ref.get(p + "v").requires_grad_();
+      AttentionOptions o;
+      o.causal = true;
+      const Tensor y = scaled_dot_product_attention(q, k, v, o);
+      CHECK_CLOSE("y", y, ref.get(p + "y"), 1e-12, 1e-12);
+      y.backward(ref.get(p + "dout"));
+      CHECK_CLOSE("dq", q.grad(), ref.get(p + "dq"), 1e-12, 1e-12);
+      CHECK_CLOSE("dk", k.grad(), ref.get(p + "dk"), 1e-12, 1e-12);  // the sum over the group's heads
+      CHECK_CLOSE("dv", v.grad(), ref.get(p + "dv"), 1e-12, 1e-12);
+    }
+  }
+}
+
+namespace {
+// qkv (B, T, (H + 2·Hkv)·D) split into q (B, H, T, D), k and v (B, Hkv, T, D) views, the 4-d op,
+// and the heads merged: what self_attention_packed with n_kv_heads does without copies.
+Tensor split_attend_merge_gqa(const Tensor& qkv, std::int64_t H, std::int64_t Hkv, const AttentionOptions& o) {
+  const std::int64_t B = qkv.size(0), T = qkv.size(1), D = qkv.size(2) / (H + 2 * Hkv);
+  auto heads = [&](std::int64_t start, std::int64_t n) {
+    return narrow(qkv, 2, start * D, n * D).reshape({B, T, n, D}).transpose(1, 2);
+  };
+  const Tensor out = scaled_dot_product_attention(heads(0, H), heads(H, Hkv), heads(H + Hkv, Hkv), o);
+  return out.transpose(1, 2).reshape({B, T, H * D});
+}
+}  // namespace
+
+TEST_CASE("packed grouped-query attention equals the split 4-d op; dropout masks too", "[attention][gqa]") {
+  Generator gen(13);
+  for (const auto& [H, Hkv] : std::vector<std::pair<std::int64_t, std::int64_t>>{{4, 2}, {4, 1}, {3, 3}, {6, 2}})
+    for (const bool causal : {false, true}) {
+      const std::int64_t B = 2, T = 70, D = 4;  // T > 64: several causal blocks
+      INFO("H " << H << ", Hkv " << Hkv << ", causal " << causal);
+      AttentionOptions o;
+      o.causal = causal;
+      o.key_padding_mask = padding_mask(B, T);
+      const Tensor qkv = randn({B, T, (H + 2 * Hkv) * D}, gen, DType::float64);
+      const Tensor dout = randn({B, T, H * D}, gen, DType::float64);
+      Tensor a = qkv.clone().requires_grad_(), b = qkv.clone().requires_grad_();
+      const Tensor out_a = self_attention_packed(a, H, o, Hkv), out_b = split_attend_merge_gqa(b, H, Hkv, o);
+      out_a.backward(dout);
+      out_b.backward(dout);
+      check_close("out", out_a.detach(), out_b.detach(), 1e-12, 1e-12);
+      check_close("dqkv", a.grad(), b.grad(), 1e-12, 1e-12);
+      // dropout: the same per-(batch, query head) masks as the 4-d op
+      AttentionOptions od = o;
+      od.dropout_p = 0.3;
+      od.training = true;
+      Generator g1(5), g2(5);
+      od.gen = &g1;
+      const Tensor da = self_attention_packed(qkv, H, od, Hkv);
+      od.gen = &g2;
+      check_close("dropout", da, split_attend_merge_gqa(qkv, H, Hkv, od), 1e-12, 1e-12);
+    }
+  CHECK_THROWS_WITH(self_attention_packed(zeros({1, 2, 16}), 4, {}, 3), Catch::Contains("n_kv_heads (3) must divide n_heads (4)"));
+  CHECK_THROWS_WITH(self_attention_packed(zeros({1, 2, 15}), 4, {}, 2),
+                    Catch::Contains("(n_heads + 2·n_kv_heads)·D") && Catch::Contains("[1, 2, 15]"));
 }

@@ -175,6 +175,51 @@ std::vector<CatalogEntry> catalog() {
          o.gen = &gen;
          return self_attention_packed(in[0], 2, o);
        }},
+      {"attention grouped-query (H 4, Hkv 2), causal, dropout", {{1, 4, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}},
+       Values::normal,
+       [](L in) {
+         Generator gen(8);
+         AttentionOptions o;
+         o.causal = true;
+         o.dropout_p = 0.2;
+         o.training = true;
+         o.gen = &gen;
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"attention multi-query cross, padding", {{2, 2, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 3}}, Values::normal,
+       [](L in) {
+         AttentionOptions o;
+         o.key_padding_mask = tensor({0, 0, 0, 1, 0, 1, 1, 1}, {2, 4});
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"self_attention_packed grouped-query (H 4, Hkv 2), causal, padding", {{2, 3, 16}}, Values::normal, [](L in) {
+         AttentionOptions o;
+         o.causal = true;
+         o.key_padding_mask = tensor({0, 0, 1, 0, 0, 0}, {2, 3});
+         return self_attention_packed(in[0], 4, o, 2);
+       }},
+      {"self_attention_packed multi-query, dropout", {{1, 4, 10}}, Values::normal, [](L in) {
+         Generator gen(9);
+         AttentionOptions o;
+         o.dropout_p = 0.3;
+         o.training = true;
+         o.gen = &gen;
+         return self_attention_packed(in[0], 3, o, 1);
+       }},
+      // ---- rotary position embedding
+      {"rotary_embedding half split, offset", {{2, 3, 2, 4}}, Values::normal, [](L in) {
+         RotaryOptions o;
+         o.offset = 5;
+         return rotary_embedding(in[0], o);
+       }},
+      {"rotary_embedding interleaved, theta 100, first head only, non-contiguous", {{1, 2, 3, 6}}, Values::normal,
+       [](L in) {
+         RotaryOptions o;
+         o.interleaved = true;
+         o.theta = 100;
+         o.rotate_heads = 1;
+         return rotary_embedding(in[0].transpose(1, 2), o);  // (1, 3, 2, 6)
+       }},
       {"dropout", {{3, 4}}, Values::normal, [](L in) {
          Generator gen(7);
          return dropout(in[0], 0.4, true, &gen);

@@ -157,4 +157,63 @@ cross_entropy_case("single", (7,), torch.tensor(5, dtype=torch.int64), "mean", -
 cross_entropy_case("all_ignored", (3, 4), torch.tensor([-100, -100, -100]), "mean", -100, 0.1)
 
 
+
+# ---- rotary position embedding (RoFormer), x: (B, T, heads, D), positions offset..offset+T-1
+def rope_angles(T, D, offset, theta):
+    """(T, D/2): position p times the frequency θ^(−2i/D) of pair i."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, D, 2, dtype=torch.float64) / D))
+    return torch.outer(torch.arange(offset, offset + T, dtype=torch.float64), inv_freq)
+
+
+def rope_half_split(x, offset, theta):
+    """Hugging Face LLaMA: pairs (x_i, x_{i+D/2}), written with rotate_half."""
+    D = x.shape[-1]
+    angles = torch.cat((rope_angles(x.shape[1], D, offset, theta),) * 2, dim=-1)  # (T, D)
+    cos, sin = angles.cos()[None, :, None, :], angles.sin()[None, :, None, :]
+    rotate_half = torch.cat((-x[..., D // 2:], x[..., : D // 2]), dim=-1)
+    return x * cos + rotate_half * sin
+
+
+def rope_interleaved(x, offset, theta):
+    """Meta's LLaMA code: pairs (x_{2i}, x_{2i+1}) as complex numbers, times e^{i·angle}."""
+    B, T, H, D = x.shape
+    turn = torch.polar(torch.ones(T, D // 2), rope_angles(T, D, offset, theta))
+    pairs = torch.view_as_complex(x.reshape(B, T, H, D // 2, 2).contiguous())
+    return torch.view_as_real(pairs * turn[None, :, None, :]).reshape(B, T, H, D)
+
+
+for name, fn, offset, theta in (("half", rope_half_split, 3, 10000.0), ("interleaved", rope_interleaved, 0, 500.0)):
+    x = randn(2, 5, 3, 8).requires_grad_()
+    y = fn(x, offset, theta)
+    dout = randn(*y.shape)
+    (dx,) = grads(y, dout, x)
+    p = f"rotary.{name}."
+    put(p + "x", x)
+    put(p + "offset", torch.tensor(offset, dtype=torch.int64))
+    put(p + "theta", torch.tensor(theta))
+    put(p + "dout", dout)
+    put(p + "y", y)
+    put(p + "dx", dx)
+
+
+# ---- grouped-query attention: each kv head repeated for its G query heads (as Hugging Face's
+# repeat_kv), then plain causal softmax attention
+def gqa_attention(q, k, v):
+    G = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(G, dim=1), v.repeat_interleave(G, dim=1)
+    Tq, Tk = q.shape[2], k.shape[2]
+    scores = q @ k.transpose(-1, -2) / math.sqrt(q.shape[-1])
+    hidden = torch.ones(Tq, Tk, dtype=torch.bool).triu(1)
+    return torch.softmax(scores.masked_fill(hidden, -math.inf), dim=-1) @ v
+
+
+for name, H, Hkv in (("gqa", 4, 2), ("mqa", 3, 1)):
+    q, k, v = randn(2, H, 5, 4).requires_grad_(), randn(2, Hkv, 5, 4).requires_grad_(), randn(2, Hkv, 5, 3).requires_grad_()
+    y = gqa_attention(q, k, v)
+    dout = randn(*y.shape)
+    dq, dk, dv = grads(y, dout, q, k, v)
+    p = f"attention.{name}."
+    for n, t in (("q", q), ("k", k), ("v", v), ("dout", dout), ("y", y), ("dq", dq), ("dk", dk), ("dv", dv)):
+        put(p + n, t)
+
 write_reference(OUT, entries, "make_reference.py")
