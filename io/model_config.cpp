@@ -22,6 +22,7 @@ MetaValue encode(const nn::Placement& p) { return p.name; }
 MetaValue encode(const nn::NormKind& n) { return n.name; }
 MetaValue encode(nn::Activation a) { return nn::activation_name(a); }
 MetaValue encode(nn::InitScheme s) { return nn::init_scheme_name(s); }
+MetaValue encode(nn::QkNorm n) { return nn::qk_norm_name(n); }
 MetaValue encode(DType d) { return std::string(dtype_name(d)); }
 MetaValue encode(const std::optional<bool>& b) { return std::string(b ? (*b ? "true" : "false") : "unset"); }
 
@@ -66,6 +67,7 @@ void decode(const MetaValue& v, nn::Placement& out, const Entry& e) { decode_nam
 void decode(const MetaValue& v, nn::NormKind& out, const Entry& e) { decode_name(v, out, e, nn::norm_kind_from_name); }
 void decode(const MetaValue& v, nn::Activation& out, const Entry& e) { decode_name(v, out, e, nn::activation_from_name); }
 void decode(const MetaValue& v, nn::InitScheme& out, const Entry& e) { decode_name(v, out, e, nn::init_scheme_from_name); }
+void decode(const MetaValue& v, nn::QkNorm& out, const Entry& e) { decode_name(v, out, e, nn::qk_norm_from_name); }
 void decode(const MetaValue& v, DType& out, const Entry& e) {
   for (DType d : {DType::float32, DType::float64, DType::int64, DType::bfloat16})
     if (as_string(v, e) == dtype_name(d)) {
@@ -95,15 +97,25 @@ void write_fields(Metadata& out, const std::string& prefix, const Config& config
   });
 }
 
+// The config version that introduced a field (model_config.hpp lists them); 1 for the rest.
+std::int64_t version_of_field(const std::string& name) {
+  static const std::set<std::string> version_2 = {"n_kv_heads", "qk_norm", "rope", "rope_theta", "rope_interleaved"};
+  return version_2.count(name) ? 2 : 1;
+}
+
+// A field newer than the file keeps its default (the behaviour the file's model was built
+// with); any other missing field is an error.
 template <typename Config>
-void read_fields(const Checkpoint& ck, const std::string& prefix, Config& config, const std::string& source) {
+void read_fields(const Checkpoint& ck, const std::string& prefix, Config& config, const std::string& source,
+                 std::int64_t file_version) {
   Config::visit_fields(config, [&](const char* name, auto& field) {
     using F = std::decay_t<decltype(field)>;
     const std::string key = prefix + name;
     if constexpr (is_nested_config<F>) {
-      read_fields(ck, key + ".", field, source);
+      read_fields(ck, key + ".", field, source, file_version);
     } else {
       const MetaValue* v = ck.find(key);
+      if (!v && version_of_field(name) > file_version) return;
       if (!v) Entry{source, key}.fail("is missing");
       decode(*v, field, Entry{source, key});
     }
@@ -169,8 +181,10 @@ nn::TransformerLMConfig legacy_train_lm_config(const Checkpoint& ck, const std::
   return c;
 }
 
-// Checks kind and version, and that every "config." entry is one this build knows.
-void check_header(const Checkpoint& ck, const std::string& source, const std::string& kind, const Metadata& known) {
+// Checks kind and version, and that every "config." entry is one this build knows; returns
+// the file's config version.
+std::int64_t check_header(const Checkpoint& ck, const std::string& source, const std::string& kind,
+                          const Metadata& known) {
   const std::string found = model_kind(ck);
   if (found.empty())
     throw FormatError(source + " holds no model configuration (written by io::save_module, by a training "
@@ -190,13 +204,14 @@ void check_header(const Checkpoint& ck, const std::string& source, const std::st
   for (const auto& [key, _] : ck.metadata)
     if (key.rfind(kPrefix, 0) == 0 && !keys.count(key))
       throw FormatError(source + ": " + key + " is not a setting of " + kind + " in this build of tapegrad");
+  return v;
 }
 
 template <typename Config>
 Config config_from(const Checkpoint& ck, const std::string& source, const char* kind) {
   Config c;
-  check_header(ck, source, kind, metadata_of(c, kind));
-  read_fields(ck, kPrefix, c, source);
+  const std::int64_t version = check_header(ck, source, kind, metadata_of(c, kind));
+  read_fields(ck, kPrefix, c, source, version);
   try {
     c.validate();
   } catch (const ValueError& e) {
@@ -276,7 +291,7 @@ struct WeightCheck {
 void check_weights(const nn::TransformerLMConfig& c, const WeightCheck& w) {
   const std::int64_t C = c.block.d_model;
   w.shape("tok_emb.weight", {c.vocab_size, C});
-  w.shape("pos_emb.weight", {c.max_seq_len, C});
+  if (!c.block.rope) w.shape("pos_emb.weight", {c.max_seq_len, C});  // with rope, max_seq_len sizes nothing
   if (c.n_classes > 0) w.shape("cond_emb.weight", {c.n_classes, c.block_config().cond_dim});
   w.blocks("blocks", c.n_layers, c.block);
 }

@@ -27,7 +27,10 @@ namespace tapegrad::io {
 using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 
 // The version of the config layout this build writes; it reads 1..kModelConfigVersion.
-inline constexpr std::int64_t kModelConfigVersion = 1;
+//   1  the first self-describing files
+//   2  attention of today's decoders: block.n_kv_heads, qk_norm, rope, rope_theta,
+//      rope_interleaved (absent from a version-1 file: their defaults, what it was built with)
+inline constexpr std::int64_t kModelConfigVersion = 2;
 
 // The "config.*" entries of a model.
 Metadata config_metadata(const nn::TransformerLMConfig& config);

@@ -5,33 +5,81 @@
 
 namespace tapegrad::nn {
 
+std::string qk_norm_name(QkNorm n) {
+  switch (n) {
+    case QkNorm::none: return "none";
+    case QkNorm::layernorm: return "layernorm";
+    case QkNorm::rmsnorm: return "rmsnorm";
+  }
+  return "?";
+}
+
+QkNorm qk_norm_from_name(const std::string& name) {
+  for (QkNorm n : {QkNorm::none, QkNorm::layernorm, QkNorm::rmsnorm})
+    if (qk_norm_name(n) == name) return n;
+  throw ValueError("unknown qk_norm '" + name + "' (expected none, layernorm or rmsnorm)");
+}
+
 MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o) : Module("MultiHeadAttention"), options(o) {
   if (o.d_model() <= 0 || o.n_heads() <= 0 || o.d_model() % o.n_heads() != 0)
     throw ValueError("MultiHeadAttention: d_model (" + std::to_string(o.d_model()) +
                      ") must be a positive multiple of n_heads (" + std::to_string(o.n_heads()) + ")");
+  if (o.n_kv_heads() < 0 || o.n_heads() % o.kv_heads() != 0)
+    throw ValueError("MultiHeadAttention: n_kv_heads (" + std::to_string(o.n_kv_heads()) + ") must divide n_heads (" +
+                     std::to_string(o.n_heads()) + "); 0 means n_heads");
   if (!(o.attn_dropout() >= 0 && o.attn_dropout() < 1))
     throw ValueError("MultiHeadAttention: attn_dropout must be in [0, 1), got " + std::to_string(o.attn_dropout()));
-  const std::int64_t C = o.d_model(), kv_dim = o.kv_dim() > 0 ? o.kv_dim() : C;
+  if (o.rope() && o.head_dim() % 2 != 0)
+    throw ValueError("MultiHeadAttention: rope rotates pairs of coordinates, so the head dim d_model / n_heads = " +
+                     std::to_string(o.head_dim()) + " must be even");
+  if (o.rope() && o.cross())
+    throw ValueError("MultiHeadAttention: rope applies to self-attention (queries and keys of one sequence), "
+                     "not to cross-attention");
+  const std::int64_t C = o.d_model(), kv_dim = o.kv_dim() > 0 ? o.kv_dim() : C, D = o.head_dim();
+  const std::int64_t Ckv = o.kv_heads() * D;  // the width of k and of v
   auto make = [&](std::int64_t in, std::int64_t out) {
     return std::make_shared<Linear>(LinearOptions(in, out).bias(o.bias()).dtype(o.dtype()));
   };
   if (o.cross()) {
     q_proj = register_module("q_proj", make(C, C));
-    kv_proj = register_module("kv_proj", make(kv_dim, 2 * C));
+    kv_proj = register_module("kv_proj", make(kv_dim, 2 * Ckv));
   } else {
-    qkv = register_module("qkv", make(C, 3 * C));
+    qkv = register_module("qkv", make(C, C + 2 * Ckv));
   }
   out_proj = register_module("out_proj", make(C, C));
+  if (o.qk_norm() != QkNorm::none) {
+    auto make_norm = [&]() -> std::shared_ptr<Norm> {
+      const NormOptions no = NormOptions(D).eps(o.qk_norm_eps()).bias(o.bias()).dtype(o.dtype());
+      if (o.qk_norm() == QkNorm::rmsnorm) return std::make_shared<RMSNorm>(no);
+      return std::make_shared<LayerNorm>(no);
+    };
+    q_norm = register_module("q_norm", make_norm());
+    k_norm = register_module("k_norm", make_norm());
+  }
   resid_drop = register_module("resid_drop", std::make_shared<Dropout>(o.resid_dropout()));
 }
 
-TensorList MultiHeadAttention::split_heads(const Tensor& x, std::int64_t n) const {
-  const std::int64_t B = x.size(0), T = x.size(1), H = options.n_heads(), D = options.d_model() / H;
-  // (B, T, n·C) -> (B, T, n, H, D) -> (n, B, H, T, D); each part a view, no copy yet
-  const Tensor parts = permute(x.reshape({B, T, n, H, D}), {2, 0, 3, 1, 4});
-  TensorList out;
-  for (std::int64_t i = 0; i < n; ++i) out.push_back(squeeze(narrow(parts, 0, i, 1), 0));
-  return out;
+Tensor MultiHeadAttention::split_heads(const Tensor& x, std::int64_t n) const {
+  const std::int64_t B = x.size(0), T = x.size(1), D = options.head_dim();
+  return x.reshape({B, T, n, D}).transpose(1, 2);  // (B, T, n, D) -> (B, n, T, D), a view
+}
+
+Tensor MultiHeadAttention::prepare_qk(const Tensor& packed, std::int64_t position) {
+  const std::int64_t B = packed.size(0), T = packed.size(1), H = options.n_heads(), Hkv = options.kv_heads();
+  Tensor heads = packed.reshape({B, T, H + 2 * Hkv, options.head_dim()});  // [q heads | k heads | v heads]
+  if (q_norm) {
+    const Tensor q = q_norm->forward(narrow(heads, 2, 0, H)), k = k_norm->forward(narrow(heads, 2, H, Hkv));
+    heads = cat({q, k, narrow(heads, 2, H + Hkv, Hkv)}, 2);
+  }
+  if (options.rope()) {
+    RotaryOptions r;
+    r.theta = options.rope_theta();
+    r.interleaved = options.rope_interleaved();
+    r.offset = position;
+    r.rotate_heads = H + Hkv;  // q and k; v passes through
+    heads = rotary_embedding(heads, r);
+  }
+  return heads.reshape(packed.shape());
 }
 
 Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
@@ -56,18 +104,21 @@ void check_input(const Tensor& x, std::int64_t C, const char* what) {
 }
 }  // namespace
 
-Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_mask) {
+Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_mask, std::int64_t position) {
   Tensor x = input, key_padding_mask = padding_mask;
   ForwardCall call(*this, {&x, &key_padding_mask});
   if (options.cross()) throw ValueError("MultiHeadAttention: this module does cross-attention; call forward_cross");
   check_input(x, options.d_model(), "x");
+  if (position < 0) throw ValueError("MultiHeadAttention: position must be >= 0, got " + std::to_string(position));
   // The fused op reads the heads in place from qkv's output and writes them merged.
   AttentionOptions a;
   a.causal = options.causal();
   a.key_padding_mask = key_padding_mask;
   a.dropout_p = options.attn_dropout();
   a.training = is_training();
-  const Tensor merged = self_attention_packed(qkv->forward(x), options.n_heads(), a);  // (B, T, C)
+  Tensor packed = qkv->forward(x);  // (B, T, (H + 2·Hkv)·D)
+  if (q_norm || options.rope()) packed = prepare_qk(packed, position);
+  const Tensor merged = self_attention_packed(packed, options.n_heads(), a, options.kv_heads());  // (B, T, C)
   return call.output(resid_drop->forward(out_proj->forward(merged)));
 }
 
@@ -80,14 +131,22 @@ Tensor MultiHeadAttention::forward_cross(const Tensor& input, const Tensor& memo
   if (memory.size(0) != x.size(0))
     throw ShapeError("MultiHeadAttention: batch sizes differ, x " + shape_str(x.shape()) + " and memory " +
                      shape_str(memory.shape()));
-  const Tensor q = split_heads(q_proj->forward(x), 1)[0];
-  const TensorList kv = split_heads(kv_proj->forward(memory), 2);
-  return call.output(attend(q, kv[0], kv[1], memory_padding_mask, false));
+  const std::int64_t H = options.n_heads(), Hkv = options.kv_heads(), D = options.head_dim();
+  Tensor q = split_heads(q_proj->forward(x), H);  // (B, H, Tq, D)
+  // (B, Tk, 2·Hkv·D) = [k | v] -> (B, Tk, 2, Hkv, D): k and v are views of it, (B, Hkv, Tk, D)
+  const Tensor kv = kv_proj->forward(memory).reshape({x.size(0), memory.size(1), 2, Hkv, D});
+  auto part = [&](std::int64_t i) { return squeeze(narrow(kv, 2, i, 1), 2).transpose(1, 2); };
+  Tensor k = part(0), v = part(1);
+  if (q_norm) q = q_norm->forward(q), k = k_norm->forward(k);
+  return call.output(attend(q, k, v, memory_padding_mask, false));
 }
 
 std::string MultiHeadAttention::extra_repr() const {
   return "d_model=" + std::to_string(options.d_model()) + ", n_heads=" + std::to_string(options.n_heads()) +
-         (options.causal() ? ", causal" : "") + (options.cross() ? ", cross" : "");
+         (options.kv_heads() != options.n_heads() ? ", n_kv_heads=" + std::to_string(options.kv_heads()) : "") +
+         (options.causal() ? ", causal" : "") + (options.cross() ? ", cross" : "") +
+         (options.qk_norm() != QkNorm::none ? ", qk_norm=" + qk_norm_name(options.qk_norm()) : "") +
+         (options.rope() ? ", rope" : "");
 }
 
 }  // namespace tapegrad::nn

@@ -13,6 +13,9 @@ void Seq2SeqConfig::validate() const {
     throw ValueError("Seq2SeqConfig: vocab sizes and max_seq_len must be positive, layer counts >= 0");
   if (norm_info(block.norm).conditional)
     throw ValueError("Seq2SeqConfig: " + block.norm.name + " norms need a condition; use layernorm or rmsnorm");
+  if (block.rope)
+    throw ValueError("Seq2SeqConfig: block.rope is for TransformerLM; the seq2seq model keeps its learned position "
+                     "tables (src_pos, tgt_pos)");
   encoder_block().validate();
   decoder_block().validate();
 }

@@ -28,6 +28,13 @@ void TransformerBlockConfig::validate() const {
   if (!(attn_dropout >= 0 && attn_dropout < 1))
     throw ValueError("TransformerBlockConfig: attn_dropout must be in [0, 1), got " + number(attn_dropout));
   if (!(norm_eps > 0)) throw ValueError("TransformerBlockConfig: norm_eps must be positive");
+  if (n_kv_heads < 0 || (n_kv_heads > 0 && n_heads % n_kv_heads != 0))
+    throw ValueError("TransformerBlockConfig: n_kv_heads (" + std::to_string(n_kv_heads) + ") must divide n_heads (" +
+                     std::to_string(n_heads) + "); 0 means n_heads");
+  if (rope && (d_model / n_heads) % 2 != 0)
+    throw ValueError("TransformerBlockConfig: rope needs an even head dim, d_model / n_heads = " +
+                     std::to_string(d_model / n_heads));
+  if (!(rope_theta > 1)) throw ValueError("TransformerBlockConfig: rope_theta must be > 1, got " + number(rope_theta));
   const PlacementInfo& p = placement_info(placement);
   const NormInfo& n = norm_info(norm);
   if (n.conditional && cond_dim <= 0)
@@ -53,13 +60,15 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
   placement_ = &placement_info(c.placement);
   const PlacementInfo& p = *placement_;
   const NormInfo& norm = norm_info(c.norm);
+  auto attention_options = [&] {
+    return MultiHeadAttentionOptions(c.d_model, c.n_heads).bias(c.bias).attn_dropout(c.attn_dropout)
+        .resid_dropout(c.dropout).n_kv_heads(c.n_kv_heads).qk_norm(c.qk_norm).qk_norm_eps(c.norm_eps).dtype(c.dtype);
+  };
   attn = register_module("attn", std::make_shared<MultiHeadAttention>(
-                                     MultiHeadAttentionOptions(c.d_model, c.n_heads).causal(c.causal).bias(c.bias)
-                                         .attn_dropout(c.attn_dropout).resid_dropout(c.dropout).dtype(c.dtype)));
+                                     attention_options().causal(c.causal).rope(c.rope).rope_theta(c.rope_theta)
+                                         .rope_interleaved(c.rope_interleaved)));
   if (c.cross_attention)
-    cross_attn = register_module("cross_attn", std::make_shared<MultiHeadAttention>(
-                                                   MultiHeadAttentionOptions(c.d_model, c.n_heads).cross(true).bias(c.bias)
-                                                       .attn_dropout(c.attn_dropout).resid_dropout(c.dropout).dtype(c.dtype)));
+    cross_attn = register_module("cross_attn", std::make_shared<MultiHeadAttention>(attention_options().cross(true)));
   ffn = register_module("ffn", std::make_shared<FeedForward>(FeedForwardOptions(c.d_model, c.ff_dim())
                                                                  .activation(c.activation).bias(c.bias)
                                                                  .dropout(c.dropout).dtype(c.dtype)));

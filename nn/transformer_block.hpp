@@ -39,6 +39,12 @@ struct TransformerBlockConfig {
   bool bias = true;
   std::int64_t cond_dim = 0;  // size of the condition vector for adaln / adaln_zero
   DType dtype = DType::float32;
+  // The decoders in use today (attention.hpp has the papers):
+  std::int64_t n_kv_heads = 0;    // key/value heads of the attention sublayers (GQA), a divisor of n_heads; 0: n_heads
+  QkNorm qk_norm = QkNorm::none;  // a norm of each query and key head before the dot product (eps: norm_eps)
+  bool rope = false;              // rotary positions in self-attention; a TransformerLM then has no position table
+  double rope_theta = 10000.0;    // RoPE's frequency base
+  bool rope_interleaved = false;  // RoPE pairs (x_2i, x_2i+1) (Meta's layout) instead of (x_i, x_i+D/2) (HF's)
 
   std::int64_t ff_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   // Throws ValueError naming the first invalid setting, or a setting its placement does not use.
@@ -64,6 +70,11 @@ struct TransformerBlockConfig {
     f("bias", self.bias);
     f("cond_dim", self.cond_dim);
     f("dtype", self.dtype);
+    f("n_kv_heads", self.n_kv_heads);  // model config version 2 (older files: the defaults)
+    f("qk_norm", self.qk_norm);
+    f("rope", self.rope);
+    f("rope_theta", self.rope_theta);
+    f("rope_interleaved", self.rope_interleaved);
   }
 };
 

@@ -36,7 +36,8 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   c.validate();
   const TransformerBlockConfig b = c.block_config();
   tok_emb = register_module("tok_emb", std::make_shared<Embedding>(EmbeddingOptions(c.vocab_size, b.d_model).dtype(b.dtype)));
-  pos_emb = register_module("pos_emb", std::make_shared<Embedding>(EmbeddingOptions(c.max_seq_len, b.d_model).dtype(b.dtype)));
+  if (!b.rope)  // rotary positions (in each block's attention) replace the learned table
+    pos_emb = register_module("pos_emb", std::make_shared<Embedding>(EmbeddingOptions(c.max_seq_len, b.d_model).dtype(b.dtype)));
   if (c.n_classes > 0)
     cond_emb = register_module("cond_emb", std::make_shared<Embedding>(EmbeddingOptions(c.n_classes, b.cond_dim).dtype(b.dtype)));
   blocks = register_module("blocks", std::make_shared<ModuleList>());
@@ -48,7 +49,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
     lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions(b.d_model, c.vocab_size).bias(false).dtype(b.dtype)));
 
   init_embedding(*tok_emb, c.init);
-  init_embedding(*pos_emb, c.init);
+  if (pos_emb) init_embedding(*pos_emb, c.init);
   if (lm_head && c.init == InitScheme::gpt2) init::normal_(lm_head->weight, 0.0, 0.02);
   init_blocks(*blocks, c.init, c.b2t_scaling.value_or(false));
 }
@@ -70,8 +71,8 @@ Tensor TransformerLM::forward(const Tensor& input, const Tensor& input_classes) 
                        "), got " + (classes.defined() ? shape_str(classes.shape()) : std::string("none")));
     ctx.cond = cond_emb->forward(classes);
   }
-  const Tensor positions = arange(T, DType::int64);
-  Tensor h = add(tok_emb->forward(tokens), pos_emb->forward(positions));  // (B, T, C) + (T, C)
+  Tensor h = tok_emb->forward(tokens);                          // (B, T, C)
+  if (pos_emb) h = add(h, pos_emb->forward(arange(T, DType::int64)));  // + (T, C); rope: in attention
   for (const auto& m : *blocks) h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
   if (final_norm) h = final_norm->forward(h, ctx.cond);
   return call.output(lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight));

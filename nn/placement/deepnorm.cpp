@@ -52,15 +52,15 @@ void xavier_rows(const Tensor& w, std::int64_t begin, std::int64_t end, double g
 void init_attention(MultiHeadAttention& attn, const Stack& stack) {
   NoGradGuard no_grad;
   const double beta = deepnorm_constants(stack).beta;
-  const std::int64_t C = attn.options.d_model();
-  if (attn.qkv) {  // q, k: gain 1; v: gain β
+  const std::int64_t C = attn.options.d_model(), Ckv = attn.options.kv_heads() * attn.options.head_dim();
+  if (attn.qkv) {  // q, k: gain 1; v: gain β (rows [q: C | k: Ckv | v: Ckv]; Ckv = C without GQA)
     xavier_rows(attn.qkv->weight, 0, C, 1.0);
-    xavier_rows(attn.qkv->weight, C, 2 * C, 1.0);
-    xavier_rows(attn.qkv->weight, 2 * C, 3 * C, beta);
+    xavier_rows(attn.qkv->weight, C, C + Ckv, 1.0);
+    xavier_rows(attn.qkv->weight, C + Ckv, C + 2 * Ckv, beta);
   } else {
     xavier_rows(attn.q_proj->weight, 0, C, 1.0);
-    xavier_rows(attn.kv_proj->weight, 0, C, 1.0);
-    xavier_rows(attn.kv_proj->weight, C, 2 * C, beta);
+    xavier_rows(attn.kv_proj->weight, 0, Ckv, 1.0);
+    xavier_rows(attn.kv_proj->weight, Ckv, 2 * Ckv, beta);
   }
   xavier_rows(attn.out_proj->weight, 0, C, beta);
 }

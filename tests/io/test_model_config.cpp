@@ -184,11 +184,13 @@ TEST_CASE("model config: what cannot be read is refused, saying why and what to 
 
   const io::Metadata good = io::config_metadata(tapegrad::testing::tiny_lm());
   io::Checkpoint c = with_config(good);
-  set(c, "config.version", std::int64_t{2});
-  REQUIRE_THROWS_WITH(io::lm_config_from(c, "f.tgc"), Contains("f.tgc: model config version 2 (this build of tapegrad reads 1..1"));
+  set(c, "config.version", io::kModelConfigVersion + 1);
+  REQUIRE_THROWS_WITH(io::lm_config_from(c, "f.tgc"),
+                      Contains("f.tgc: model config version " + std::to_string(io::kModelConfigVersion + 1) +
+                               " (this build of tapegrad reads 1.." + std::to_string(io::kModelConfigVersion)));
   c = with_config(good);
-  set(c, "config.block.rope_theta", 10000.0);
-  REQUIRE_THROWS_WITH(io::lm_config_from(c, "f.tgc"), Contains("config.block.rope_theta is not a setting of TransformerLM"));
+  set(c, "config.block.rope_scaling", 8.0);
+  REQUIRE_THROWS_WITH(io::lm_config_from(c, "f.tgc"), Contains("config.block.rope_scaling is not a setting of TransformerLM"));
   c = with_config(good);
   set(c, "config.block.placement", std::string("sandwich"));
   REQUIRE_THROWS_WITH(io::lm_config_from(c, "f.tgc"), Contains("f.tgc: model config entry config.block.placement holds a name this "
@@ -232,4 +234,41 @@ TEST_CASE("model config: a config larger than the weights beside it is refused b
   CHECK_THAT(refused("config.block.d_ff", std::int64_t{1} << 30), Contains("blocks.0.ffn.fc1.weight"));
   CHECK_THAT(refused("config.tie_weights", std::int64_t{0}),
              Contains("the weights do not fit the stored model configuration: load_state_dict"));
+}
+
+TEST_CASE("model config: a version-1 file loads with the defaults of the fields added since", "[io][model_config]") {
+  // Version 2 added block.n_kv_heads, qk_norm, rope, rope_theta, rope_interleaved: a file
+  // written before has none of them and rebuilds with their defaults (what it was built with).
+  const nn::TransformerLMConfig tiny = tapegrad::testing::tiny_lm();
+  io::Metadata v1;
+  for (const auto& [key, value] : io::config_metadata(tiny)) {
+    const bool newer = key == "config.block.n_kv_heads" || key == "config.block.qk_norm" || key == "config.block.rope" ||
+                       key == "config.block.rope_theta" || key == "config.block.rope_interleaved";
+    if (key == "config.version") v1.emplace_back(key, std::int64_t{1});
+    else if (!newer) v1.emplace_back(key, value);
+  }
+  CHECK(io::lm_config_from(with_config(v1), "v1.tgc") == tiny);
+  // In a version-2 file the same entries are required.
+  io::Metadata v2_missing;
+  for (const auto& [key, value] : io::config_metadata(tiny))
+    if (key != "config.block.rope") v2_missing.emplace_back(key, value);
+  REQUIRE_THROWS_WITH(io::lm_config_from(with_config(v2_missing), "v2.tgc"), Contains("config.block.rope is missing"));
+}
+
+TEST_CASE("model config: grouped-query attention, QK-norm and rotary positions round-trip", "[io][model_config]") {
+  ScratchDir dir;
+  nn::TransformerLMConfig c = tapegrad::testing::tiny_lm();
+  c.block.n_heads = 4;
+  c.block.n_kv_heads = 2;
+  c.block.qk_norm = nn::QkNorm::rmsnorm;
+  c.block.rope = true;
+  c.block.rope_theta = 500000.0;
+  c.block.rope_interleaved = true;
+  nn::TransformerLM model(c);
+  CHECK_FALSE(model.pos_emb);  // rotary positions: no table
+  io::save_model(model, dir.file("gqa.tgc"));
+  const auto loaded = io::load_model<nn::TransformerLM>(dir.file("gqa.tgc"));
+  CHECK(loaded->config == c);
+  const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {1, 6}, DType::int64);
+  CHECK(max_abs_diff(loaded->forward(tokens), model.forward(tokens)) == 0);
 }
