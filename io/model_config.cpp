@@ -95,6 +95,11 @@ void write_fields(Metadata& out, const std::string& prefix, const Config& config
   });
 }
 
+// Fields added to the layout after files began to describe themselves (version 1). A file
+// written before one was added lacks its entry and keeps the field's default, which is what
+// its model had: mix_ln_ratio only acts in Mix-LN, which those files cannot name.
+bool added_after_version_1(const std::string& key) { return key == kPrefix + "block.mix_ln_ratio"; }
+
 template <typename Config>
 void read_fields(const Checkpoint& ck, const std::string& prefix, Config& config, const std::string& source) {
   Config::visit_fields(config, [&](const char* name, auto& field) {
@@ -104,6 +109,7 @@ void read_fields(const Checkpoint& ck, const std::string& prefix, Config& config
       read_fields(ck, key + ".", field, source);
     } else {
       const MetaValue* v = ck.find(key);
+      if (!v && added_after_version_1(key)) return;
       if (!v) Entry{source, key}.fail("is missing");
       decode(*v, field, Entry{source, key});
     }
