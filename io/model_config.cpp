@@ -99,7 +99,8 @@ void write_fields(Metadata& out, const std::string& prefix, const Config& config
 
 // The config version that introduced a field (model_config.hpp lists them); 1 for the rest.
 std::int64_t version_of_field(const std::string& name) {
-  static const std::set<std::string> version_2 = {"n_kv_heads", "qk_norm", "rope", "rope_theta", "rope_interleaved"};
+  static const std::set<std::string> version_2 = {"n_kv_heads", "qk_norm",          "rope",
+                                                  "rope_theta", "rope_interleaved", "mix_ln_ratio"};
   return version_2.count(name) ? 2 : 1;
 }
 

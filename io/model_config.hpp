@@ -28,8 +28,9 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 
 // The version of the config layout this build writes; it reads 1..kModelConfigVersion.
 //   1  the first self-describing files
-//   2  attention of today's decoders: block.n_kv_heads, qk_norm, rope, rope_theta,
-//      rope_interleaved (absent from a version-1 file: their defaults, what it was built with)
+//   2  today's decoders: block.n_kv_heads, qk_norm, rope, rope_theta, rope_interleaved, and
+//      Mix-LN's block.mix_ln_ratio (absent from a version-1 file: their defaults, which are
+//      what its model was built with)
 inline constexpr std::int64_t kModelConfigVersion = 2;
 
 // The "config.*" entries of a model.

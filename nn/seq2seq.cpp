@@ -47,10 +47,10 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c) : Module("Seq2Seq
   const Stack dec_stack = Stack::decoder(c.n_encoder_layers, c.n_decoder_layers);
   encoder = register_module("encoder", std::make_shared<ModuleList>());
   for (std::int64_t l = 0; l < c.n_encoder_layers; ++l)
-    encoder->push_back(std::make_shared<TransformerBlock>(c.encoder_block(), enc_stack));
+    encoder->push_back(std::make_shared<TransformerBlock>(c.encoder_block(), enc_stack.at(l)));
   decoder = register_module("decoder", std::make_shared<ModuleList>());
   for (std::int64_t l = 0; l < c.n_decoder_layers; ++l)
-    decoder->push_back(std::make_shared<TransformerBlock>(c.decoder_block(), dec_stack));
+    decoder->push_back(std::make_shared<TransformerBlock>(c.decoder_block(), dec_stack.at(l)));
   if (placement_info(b.placement).final_norm) {
     const NormSpec spec{b.d_model, b.norm_eps, 0, b.dtype};
     encoder_norm = register_module("encoder_norm", make_final_norm(b.norm, spec));

@@ -2,6 +2,7 @@
 // for (norms, ReZero gates, α), then hands the formula the sublayers of each forward call.
 #include "transformer_block.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "../autograd/checkpoint.hpp"
@@ -52,11 +53,23 @@ void TransformerBlockConfig::validate() const {
                      name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.residual_scale; }, " and ") +
                      " scale the residual" + (p.depth_alpha ? "; " + p.name + " sets α from the depth" : "") +
                      "); leave it at 1");
+  if (!(mix_ln_ratio >= 0 && mix_ln_ratio <= 1))
+    throw ValueError("TransformerBlockConfig: mix_ln_ratio must be in [0, 1] (the fraction of a stack's blocks that "
+                     "Mix-LN makes Post-LN), got " + number(mix_ln_ratio));
+  const double default_ratio = TransformerBlockConfig{}.mix_ln_ratio;
+  if (mix_ln_ratio != default_ratio && !p.mix_ln_ratio)
+    throw ValueError("TransformerBlockConfig: mix_ln_ratio = " + number(mix_ln_ratio) + " does not apply to placement " +
+                     p.name + " (only " +
+                     name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.mix_ln_ratio; }, " and ") +
+                     " mixes Post-LN and Pre-LN blocks); leave it at " + number(default_ratio));
 }
 
 TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack& s)
     : Module("TransformerBlock"), config(c), stack(s) {
   c.validate();
+  if (s.index < 0 || s.index >= std::max<std::int64_t>(s.layers(), 1))
+    throw ValueError("TransformerBlock: stack index " + std::to_string(s.index) + " is not one of its " +
+                     std::to_string(s.layers()) + " blocks (Stack::at(i), i in 0 .. layers - 1)");
   placement_ = &placement_info(c.placement);
   const PlacementInfo& p = *placement_;
   const NormInfo& norm = norm_info(c.norm);
@@ -75,9 +88,11 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
   // α: set by the depth (DeepNorm), by residual_scale where it applies, else 1.
   const double alpha = p.depth_alpha ? p.depth_alpha(s) : p.residual_scale ? c.residual_scale : 1.0;
   auto residual = [&](const std::string& name) {
-    std::shared_ptr<Norm> n;
-    if (p.norms) n = make_norm(c.norm, NormSpec{c.d_model, c.norm_eps, c.cond_dim, c.dtype});
-    return register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype));
+    const NormSpec spec{c.d_model, c.norm_eps, c.cond_dim, c.dtype};
+    std::shared_ptr<Norm> n, n_out;
+    if (p.norms) n = make_norm(c.norm, spec);
+    if (p.output_norms) n_out = make_norm(c.norm, spec);
+    return register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype, n_out));
   };
   attn_residual = residual("attn_residual");
   if (c.cross_attention) cross_residual = residual("cross_residual");
@@ -88,7 +103,7 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
     modulation->weight.fill_(0.0);  // every gate starts at 0: the block is the identity
     modulation->bias.fill_(0.0);
   }
-  formula_ = p.make();
+  formula_ = p.make(c, s);
 }
 
 Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& context) {

@@ -31,6 +31,9 @@ struct TransformerBlockConfig {
   NormKind norm{"layernorm"};
   Placement placement{"pre"};
   double residual_scale = 1.0;  // α in the pre and post formulas; refused elsewhere unless 1
+  // ρ of Mix-LN: the first ⌊ρL⌋ blocks of a stack of L are Post-LN, the rest Pre-LN (Li et al.
+  // 2024's α, 0.25 there); in [0, 1], refused by the other placements unless left at 0.25.
+  double mix_ln_ratio = 0.25;
   double dropout = 0.0;         // on each sublayer's output
   double attn_dropout = 0.0;    // on the attention probabilities
   bool causal = false;
@@ -62,6 +65,7 @@ struct TransformerBlockConfig {
     f("norm", self.norm);
     f("placement", self.placement);
     f("residual_scale", self.residual_scale);
+    f("mix_ln_ratio", self.mix_ln_ratio);
     f("dropout", self.dropout);
     f("attn_dropout", self.attn_dropout);
     f("causal", self.causal);

@@ -42,7 +42,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
     cond_emb = register_module("cond_emb", std::make_shared<Embedding>(EmbeddingOptions(c.n_classes, b.cond_dim).dtype(b.dtype)));
   blocks = register_module("blocks", std::make_shared<ModuleList>());
   const Stack stack = Stack::decoder_only(c.n_layers);
-  for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(b, stack));
+  for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(b, stack.at(l)));
   if (placement_info(b.placement).final_norm)
     final_norm = register_module("final_norm", make_final_norm(b.norm, NormSpec{b.d_model, b.norm_eps, b.cond_dim, b.dtype}));
   if (!c.tie_weights)

@@ -26,6 +26,7 @@ namespace tapegrad::nn {
 
 class MultiHeadAttention;
 class FeedForward;
+struct TransformerBlockConfig;
 
 // A placement's registered name, as configs, files and command lines hold it.
 struct Placement {
@@ -35,7 +36,7 @@ struct Placement {
   Placement(const char* n) : name(n) {}
   bool operator==(const Placement&) const = default;
   // The registered placements by name, for code that prefers a constant to a string.
-  static const Placement post, pre, b2t, deepnorm, rezero, none;
+  static const Placement post, pre, b2t, deepnorm, rezero, none, peri, olmo2, mixln, lns;
 };
 inline const Placement Placement::post{"post"};
 inline const Placement Placement::pre{"pre"};
@@ -43,18 +44,30 @@ inline const Placement Placement::b2t{"b2t"};
 inline const Placement Placement::deepnorm{"deepnorm"};
 inline const Placement Placement::rezero{"rezero"};
 inline const Placement Placement::none{"none"};
+inline const Placement Placement::peri{"peri"};
+inline const Placement Placement::olmo2{"olmo2"};
+inline const Placement Placement::mixln{"mixln"};
+inline const Placement Placement::lns{"lns"};
 
 // Where a block sits: DeepNorm's α and β depend on the depth of its stack (and, in an
-// encoder-decoder, on both depths, N encoder and M decoder layers).
+// encoder-decoder, on both depths, N encoder and M decoder layers); Mix-LN and LayerNorm
+// Scaling on the block's position in it.
 struct Stack {
   enum class Kind { decoder_only, encoder, decoder };
   Kind kind = Kind::decoder_only;
   std::int64_t encoder_layers = 0;  // N
   std::int64_t decoder_layers = 1;  // M (the blocks of a decoder-only stack)
+  std::int64_t index = 0;           // this block's position in its stack: 0 .. layers() - 1
 
   static Stack decoder_only(std::int64_t layers) { return {Kind::decoder_only, 0, layers}; }
   static Stack encoder(std::int64_t n, std::int64_t m) { return {Kind::encoder, n, m}; }
   static Stack decoder(std::int64_t n, std::int64_t m) { return {Kind::decoder, n, m}; }
+  // The same stack at block i (0-based): Stack::decoder_only(L).at(i).
+  Stack at(std::int64_t i) const {
+    Stack s = *this;
+    s.index = i;
+    return s;
+  }
   std::int64_t layers() const { return kind == Kind::encoder ? encoder_layers : decoder_layers; }
 };
 
@@ -70,6 +83,8 @@ class Sublayer {
   Tensor operator()(const Tensor& h) const;
   // N(h): the norm of this sublayer's residual, with the condition
   Tensor N(const Tensor& h) const;
+  // N_out(h): the second norm, on the sublayer's output (Peri-LN: x + N_out(F(N(x))))
+  Tensor N_out(const Tensor& h) const;
   // α·x, the residual scale (x itself when α = 1: no op is recorded)
   Tensor alpha_x(const Tensor& x) const;
   // ReZero's gate a of this sublayer (a 0-d parameter)
@@ -97,8 +112,10 @@ class PlacementFormula {
   virtual Tensor forward(const Tensor& x, const BlockSublayers& F) const = 0;
 };
 
+// The unit of a formula that is the same in every block (most of them): the block's config
+// and stack are not needed.
 template <typename Formula>
-std::unique_ptr<PlacementFormula> make_formula() {
+std::unique_ptr<PlacementFormula> make_formula(const TransformerBlockConfig&, const Stack&) {
   return std::make_unique<Formula>();
 }
 
@@ -109,12 +126,14 @@ struct PlacementInfo {
   std::string formula;  // one line, as --help shows it
   std::string paper;    // where it comes from
   bool norms = true;             // each sublayer has a norm
+  bool output_norms = false;     // each sublayer also has a second norm N_out, on its output (Peri-LN)
   bool rezero_gates = false;     // each sublayer has a learnable scalar gate a, zero at init
   bool final_norm = false;       // a stack of these blocks ends with one more norm (Pre-LN)
   bool residual_scale = false;   // config.residual_scale (α) applies; elsewhere it must stay 1
+  bool mix_ln_ratio = false;     // config.mix_ln_ratio (ρ) applies (Mix-LN); elsewhere it must keep its default
   bool block_modulation = false;  // works with norms modulated by the block (AdaLN-Zero)
-  // Builds the formula unit: make_formula<B2T>.
-  std::unique_ptr<PlacementFormula> (*make)() = nullptr;
+  // Builds the formula unit of one block, from its config and where it sits: make_formula<B2T>.
+  std::unique_ptr<PlacementFormula> (*make)(const TransformerBlockConfig& config, const Stack& stack) = nullptr;
   // α of this placement's residuals in a given stack when it is set by the depth (DeepNorm);
   // null: config.residual_scale where it applies, else 1.
   double (*depth_alpha)(const Stack& stack) = nullptr;

@@ -9,7 +9,7 @@
 namespace tapegrad::nn {
 
 PlacementInfo post_ln_placement(), pre_ln_placement(), b2t_placement(), deepnorm_placement(), rezero_placement(),
-    no_residual_placement();
+    no_residual_placement(), peri_ln_placement(), olmo2_placement(), mix_ln_placement(), ln_scaling_placement();
 
 const std::vector<PlacementInfo>& placement_registry() {
   static const std::vector<PlacementInfo> placements = {
@@ -19,6 +19,10 @@ const std::vector<PlacementInfo>& placement_registry() {
       deepnorm_placement(),     // deepnorm  N(α·x + F(x)), α and β from the depth
       rezero_placement(),       // rezero    x + a·F(x)
       no_residual_placement(),  // none      N(F(x))
+      peri_ln_placement(),      // peri      x + N_out(F(N(x))), Sandwich-LN
+      olmo2_placement(),        // olmo2     x + N(F(x)), OLMo 2's reordered norm
+      mix_ln_placement(),       // mixln     post in the first ⌊ρL⌋ blocks, pre in the others
+      ln_scaling_placement(),   // lns       x + F(N(x)/√ℓ) in block ℓ
   };
   return placements;
 }
@@ -33,7 +37,8 @@ Placement placement_from_name(const std::string& name) { return Placement(placem
 
 std::string placement_help() {
   std::ostringstream os;
-  os << "Placements (x: the block's input, F: a sublayer, N: its norm, α: --residual-scale):\n";
+  os << "Placements (x: the block's input, F: a sublayer, N: its norm, α: --residual-scale, ℓ: the block's place "
+        "1..L in its stack of L):\n";
   for (const PlacementInfo& p : placement_registry()) {
     os << "  " << p.name << std::string(p.name.size() < 10 ? 10 - p.name.size() : 1, ' ') << p.formula << "\n";
   }

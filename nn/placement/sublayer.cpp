@@ -17,6 +17,11 @@ Tensor Sublayer::N(const Tensor& h) const {
   return residual_->norm->forward(h, cond_);
 }
 
+Tensor Sublayer::N_out(const Tensor& h) const {
+  if (!residual_->norm_out) throw ValueError("Sublayer: " + residual_->path() + " has no output norm");
+  return residual_->norm_out->forward(h, cond_);
+}
+
 Tensor Sublayer::alpha_x(const Tensor& x) const { return residual_->alpha == 1.0 ? x : mul(x, residual_->alpha); }
 
 const Tensor& Sublayer::a() const {

@@ -178,7 +178,8 @@ TEST_CASE("docs/tutorial.md: 6. gradcheck catches a backward that forgets dout",
 
 TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
-  const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero"};
+  const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero", "residuals_recent",
+                                          "residuals_stack"};
   REQUIRE(blocks.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
@@ -250,6 +251,64 @@ TEST_CASE("docs/residuals.md: ReZero starts as the identity", "[docs][nn]") {
   CHECK(block->ffn_residual->scale.grad().item() != 0);
   // The sublayers behind a = 0 get no gradient yet.
   for (double g : block->ffn->fc1->weight.grad().to_vector()) CHECK(g == 0);
+}
+
+TEST_CASE("docs/residuals.md: the newer placements build what the comments say", "[docs][nn]") {
+#include "../../docs/snippets/residuals_recent.inc"
+  auto block = [](const std::shared_ptr<nn::TransformerLM>& m, std::int64_t i) { return m->blocks->at<nn::TransformerBlock>(i); };
+  // One final norm each, an RMSNorm.
+  for (const auto& m : {peri, olmo2, mixln, lns}) {
+    REQUIRE(m->final_norm != nullptr);
+    CHECK(m->final_norm->type_name() == "RMSNorm");
+  }
+  // Peri-LN: an output norm in every sublayer; the others have none.
+  for (std::int64_t i = 0; i < 8; ++i) {
+    CHECK(block(peri, i)->attn_residual->norm_out != nullptr);
+    CHECK(block(peri, i)->ffn_residual->norm_out != nullptr);
+    CHECK(block(olmo2, i)->attn_residual->norm_out == nullptr);
+  }
+  // Mix-LN: blocks 1 and 2 are Post-LN, N2(h + FFN(h)) with h = N1(x + Attn(x)); block 3 is Pre-LN.
+  Tensor x = randn({2, 3, 16});
+  auto post_ln = [&](nn::TransformerBlock& b) {
+    const Tensor h = b.attn_residual->norm->forward(add(x, b.attn->forward(x)));
+    return b.ffn_residual->norm->forward(add(h, b.ffn->forward(h)));
+  };
+  auto pre_ln = [&](nn::TransformerBlock& b) {
+    const Tensor h = add(x, b.attn->forward(b.attn_residual->norm->forward(x)));
+    return add(h, b.ffn->forward(b.ffn_residual->norm->forward(h)));
+  };
+  auto diff = [](const Tensor& a, const Tensor& b) { return max(abs(sub(a, b))).item(); };
+  CHECK(diff(block(mixln, 0)->forward(x), post_ln(*block(mixln, 0))) < 1e-6);
+  CHECK(diff(block(mixln, 1)->forward(x), post_ln(*block(mixln, 1))) < 1e-6);
+  CHECK(diff(block(mixln, 2)->forward(x), pre_ln(*block(mixln, 2))) < 1e-6);
+  CHECK(diff(block(mixln, 2)->forward(x), post_ln(*block(mixln, 2))) > 1e-3);
+  // LayerNorm Scaling, xavier init: the residual projections are not drawn smaller in deep stacks.
+  CHECK(lns->config.init == nn::InitScheme::xavier);
+  CHECK(block(lns, 7)->stack.index == 7);
+  Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64);
+  for (const auto& m : {peri, olmo2, mixln, lns}) CHECK(m->forward(tokens).shape() == Shape{2, 3, 32});
+}
+
+TEST_CASE("docs/residuals.md: a block's place in its stack", "[docs][nn]") {
+#include "../../docs/snippets/residuals_stack.inc"
+  CHECK(y.shape() == Shape{2, 5, 16});
+  CHECK(third->stack.index == 2);
+  // block 3's norms' outputs are divided by √3
+  auto& b = *third;
+  const Tensor h = add(x, b.attn->forward(div(b.attn_residual->norm->forward(x), std::sqrt(3.0))));
+  const Tensor expected = add(h, b.ffn->forward(div(b.ffn_residual->norm->forward(h), std::sqrt(3.0))));
+  CHECK(max(abs(sub(y, expected))).item() < 1e-6);
+  // Mix-LN's ⌊0.5·6⌋ = 3 encoder and ⌊0.5·4⌋ = 2 decoder blocks are Post-LN: their residual sums are
+  // normalized, so each output row has mean 0 and variance 1 (unit gains at init)
+  auto row_mean_is_zero = [&](nn::TransformerBlock& blk, bool decoder) {
+    nn::BlockContext ctx;
+    if (decoder) ctx.memory = randn({2, 4, 16});
+    return max(abs(mean(blk.forward(x, ctx), {-1}))).item() < 1e-5;
+  };
+  for (std::int64_t i = 0; i < 6; ++i) CHECK(row_mean_is_zero(*model->encoder->at<nn::TransformerBlock>(i), false) == (i < 3));
+  for (std::int64_t i = 0; i < 4; ++i) CHECK(row_mean_is_zero(*model->decoder->at<nn::TransformerBlock>(i), true) == (i < 2));
+  REQUIRE(model->encoder_norm != nullptr);
+  REQUIRE(model->decoder_norm != nullptr);
 }
 
 TEST_CASE("docs/adding-an-op.md: the glue fragment compiles", "[docs]") {

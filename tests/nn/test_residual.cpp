@@ -5,6 +5,8 @@
 // memory and all parameters; every registered placement builds an LM and a seq2seq model that
 // pass a gradcheck; AdaLN-Zero blocks start as the identity; the final-norm rule of
 // TransformerLM and Seq2SeqTransformer; configuration errors, by name.
+#include <algorithm>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <string>
@@ -51,6 +53,8 @@ nn::TransformerBlockConfig block_config(const Placement& placement, const NormKi
   if (nn::norm_info(norm).conditional) c.cond_dim = kCond;
   // α ≠ 1 wherever it applies, but for AdaLN-Zero blocks, which start as the identity only with α = 1
   if (nn::placement_info(placement).residual_scale && norm != NormKind::adaln_zero) c.residual_scale = 1.5;
+  // Mix-LN: one Post-LN block in every stack of 2 or 3 (⌊0.5·L⌋ = 1)
+  if (nn::placement_info(placement).mix_ln_ratio) c.mix_ln_ratio = 0.5;
   return c;
 }
 
@@ -65,12 +69,15 @@ Tensor hand_modulate(const Tensor& h, const Tensor& shift, const Tensor& scale, 
 }
 
 // One sublayer step of each placement's formula, written naively: h is the stream, F the
-// sublayer, N its norm, a its ReZero gate, α its residual scale, x the block input, last
+// sublayer, N its norm, a its ReZero gate, α its residual scale, N_out its output norm, l the
+// block's place 1..L in its stack and post_ln_blocks Mix-LN's ⌊ρL⌋; x the block input, last
 // whether F is the block's last sublayer.
 struct Step {
   Fn F, N;
   Tensor a;
   double alpha;
+  Fn N_out;
+  std::int64_t l = 1, post_ln_blocks = 0;
 };
 using HandFormula = std::function<Tensor(const Tensor& h, const Step& s, const Tensor& x, bool last)>;
 const std::map<std::string, HandFormula>& hand_formulas() {
@@ -84,6 +91,16 @@ const std::map<std::string, HandFormula>& hand_formulas() {
        }},
       {"rezero", [](const Tensor& h, const Step& s, const Tensor&, bool) { return add(h, mul(s.F(h), s.a)); }},
       {"none", [](const Tensor& h, const Step& s, const Tensor&, bool) { return s.N(s.F(h)); }},
+      {"peri", [](const Tensor& h, const Step& s, const Tensor&, bool) { return add(h, s.N_out(s.F(s.N(h)))); }},
+      {"olmo2", [](const Tensor& h, const Step& s, const Tensor&, bool) { return add(h, s.N(s.F(h))); }},
+      {"mixln",
+       [](const Tensor& h, const Step& s, const Tensor&, bool) {  // post in blocks l <= ⌊ρL⌋, else pre
+         return s.l <= s.post_ln_blocks ? s.N(add(h, s.F(h))) : add(h, s.F(s.N(h)));
+       }},
+      {"lns",
+       [](const Tensor& h, const Step& s, const Tensor&, bool) {
+         return add(h, s.F(mul(s.N(h), 1.0 / std::sqrt(double(s.l)))));
+       }},
   };
   return formulas;
 }
@@ -115,7 +132,13 @@ Tensor hand_block(nn::TransformerBlock& b, const Tensor& x, const nn::BlockConte
   Tensor h = x;
   for (std::size_t s = 0; s < sublayers.size(); ++s) {
     const auto& r = residuals[s];
-    const Step step{sublayers[s], [&](const Tensor& v) { return r->norm->forward(v, ctx.cond); }, r->scale, r->alpha};
+    const Step step{sublayers[s],
+                    [&](const Tensor& v) { return r->norm->forward(v, ctx.cond); },
+                    r->scale,
+                    r->alpha,
+                    [&](const Tensor& v) { return r->norm_out->forward(v, ctx.cond); },
+                    b.stack.index + 1,
+                    static_cast<std::int64_t>(std::floor(c.mix_ln_ratio * double(b.stack.layers())))};
     h = formula(h, step, x, s + 1 == sublayers.size());
   }
   return h;
@@ -150,34 +173,45 @@ TEST_CASE("Placement formulas equal their formulas on Linear sublayers, with any
       {"rmsnorm", [] { return std::make_shared<nn::RMSNorm>(nn::NormOptions(kC).dtype(f64)); }},
       {"adaln", [] { return std::make_shared<nn::AdaLN>(nn::AdaLNOptions(kC, kCond).dtype(f64)); }},
   };
+  // Blocks 1 and 4 of a stack of 4: Mix-LN's ρ = 0.25 makes block 1 Post-LN and block 4 Pre-LN,
+  // LayerNorm Scaling divides by √1 and √4.
+  const nn::Stack stack = nn::Stack::decoder_only(4);
+  const nn::TransformerBlockConfig config;
   std::uint64_t seed = 20;
   for (const nn::PlacementInfo& p : nn::placement_registry())
-    for (const auto& [norm_name, make_norm] : norms) {
-      if (!p.norms && norm_name != "layernorm") continue;
-      INFO(p.name << " with " << norm_name);
-      const double alpha = p.residual_scale || p.depth_alpha ? 0.7 : 1.0;
-      auto r1 = std::make_shared<nn::Residual>(p.norms ? make_norm() : nullptr, alpha, p.rezero_gates, f64);
-      auto r2 = std::make_shared<nn::Residual>(p.norms ? make_norm() : nullptr, alpha, p.rezero_gates, f64);
-      randomize_parameters_(*r1, seed, 0.5);  // away from unit gains and zero gates
-      randomize_parameters_(*r2, seed + 5, 0.5);
-      seed += 10;
-      const auto formula = p.make();
-      auto run = [&](const Tensor& input, const Tensor& c) {
-        nn::BlockSublayers F;
-        F.attn = nn::Sublayer(F1, *r1, c);
-        F.ffn = nn::Sublayer(F2, *r2, c);
-        return formula->forward(input, F);
-      };
-      auto step = [&](const nn::Residual& r, const Fn& F, const Tensor& c) {
-        return Step{F, [&r, c](const Tensor& v) { return r.norm->forward(v, c); }, r.scale, r.alpha};
-      };
-      const HandFormula& hand = hand_formulas().at(p.name);
-      const Tensor h = hand(x, step(*r1, F1, cond), x, false);
-      CHECK_CLOSE(run(x, cond), hand(h, step(*r2, F2, cond), x, true), 1e-14);
-      TensorList inputs = with_parameters(with_parameters(with_parameters({x, cond}, *lin1), *lin2), *r1);
-      inputs = with_parameters(inputs, *r2);
-      CHECK_GRADCHECK([&](L in) { return run(in[0], in[1]); }, inputs);
-    }
+    for (const auto& [norm_name, make_norm] : norms)
+      for (const std::int64_t index : {0, 3}) {
+        if (!p.norms && norm_name != "layernorm") continue;
+        INFO(p.name << " with " << norm_name << " in block " << index + 1 << " of 4");
+        const double alpha = p.residual_scale || p.depth_alpha ? 0.7 : 1.0;
+        auto residual = [&] {
+          return std::make_shared<nn::Residual>(p.norms ? make_norm() : nullptr, alpha, p.rezero_gates, f64,
+                                                p.output_norms ? make_norm() : nullptr);
+        };
+        auto r1 = residual(), r2 = residual();
+        randomize_parameters_(*r1, seed, 0.5);  // away from unit gains and zero gates
+        randomize_parameters_(*r2, seed + 5, 0.5);
+        seed += 10;
+        const auto formula = p.make(config, stack.at(index));
+        auto run = [&](const Tensor& input, const Tensor& c) {
+          nn::BlockSublayers F;
+          F.attn = nn::Sublayer(F1, *r1, c);
+          F.ffn = nn::Sublayer(F2, *r2, c);
+          return formula->forward(input, F);
+        };
+        auto step = [&](const nn::Residual& r, const Fn& F, const Tensor& c) {
+          return Step{F,       [&r, c](const Tensor& v) { return r.norm->forward(v, c); },
+                      r.scale, r.alpha,
+                      [&r, c](const Tensor& v) { return r.norm_out->forward(v, c); },
+                      index + 1, /*post_ln_blocks=*/1};
+        };
+        const HandFormula& hand = hand_formulas().at(p.name);
+        const Tensor h = hand(x, step(*r1, F1, cond), x, false);
+        CHECK_CLOSE(run(x, cond), hand(h, step(*r2, F2, cond), x, true), 1e-14);
+        TensorList inputs = with_parameters(with_parameters(with_parameters({x, cond}, *lin1), *lin2), *r1);
+        inputs = with_parameters(inputs, *r2);
+        CHECK_GRADCHECK([&](L in) { return run(in[0], in[1]); }, inputs);
+      }
 }
 
 TEST_CASE("Residual holds a sublayer's norm, alpha and ReZero gate under PyTorch-style names", "[residual]") {
@@ -378,7 +412,10 @@ TEST_CASE("A stack ends with a final norm exactly when its placement asks for on
   for (const nn::PlacementInfo& info : nn::placement_registry()) {
     const Placement p(info.name);
     INFO(p.name);
-    CHECK(info.final_norm == (p == Placement::pre));  // today only Pre-LN
+    // the placements whose stream leaves the last block unnormalized
+    const std::vector<Placement> with_final_norm = {Placement::pre, Placement::peri, Placement::olmo2, Placement::mixln,
+                                                    Placement::lns};
+    CHECK(info.final_norm == (std::find(with_final_norm.begin(), with_final_norm.end(), p) != with_final_norm.end()));
     nn::TransformerLMConfig c;
     c.vocab_size = 10;
     c.max_seq_len = 4;
@@ -449,7 +486,8 @@ TEST_CASE("Block configurations are validated with clear messages", "[residual][
   REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown norm 'batchnorm' (expected layernorm, rmsnorm, adaln or adaln_zero)"));
   c.norm = NormKind::layernorm;
   c.placement = Placement("sandwich");
-  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown placement 'sandwich' (expected post, pre, b2t, deepnorm, rezero or none)"));
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown placement 'sandwich' (expected post, pre, b2t, deepnorm, rezero, none, peri, "
+                                                        "olmo2, mixln or lns)"));
 
   nn::TransformerBlock decoder(block_config(Placement::pre, NormKind::layernorm, true));
   REQUIRE_THROWS_WITH(decoder.forward(ones({kB, kT, kC}, f64)), Contains("cross-attention needs ctx.memory"));
