@@ -17,6 +17,7 @@
 #include "norm_kind.hpp"
 #include "placement/deepnorm.hpp"
 #include "placement/placement.hpp"
+#include "presets.hpp"
 #include "residual.hpp"
 #include "seq2seq.hpp"
 #include "transformer_block.hpp"

@@ -51,9 +51,16 @@ Options::Options() {
   run_flag("--data", s.data, "text file to train on (default: the Debian licence texts)");
   run_flag("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
   run_flag("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(CLI::Range(257, 65536));
+  app.add_option("--arch", s.arch,
+                 "model design: gpt2 (learned positions, LayerNorm, GELU MLP, biases, tied head) or llama "
+                 "(rotary positions, RMSNorm, SwiGLU, no biases, untied head; --norm defaults to rmsnorm); "
+                 "--placement, --norm and --kv-heads still apply")
+      ->check(CLI::IsMember({"gpt2", "llama"}));
   model_flag("--layers", s.layers, "transformer blocks", "n_layers")->check(CLI::Range(1, 256));
   model_flag("--d-model", s.d_model, "model width", "block.d_model")->check(CLI::PositiveNumber);
   model_flag("--heads", s.heads, "attention heads (must divide d-model)", "block.n_heads")->check(CLI::PositiveNumber);
+  model_flag("--kv-heads", s.kv_heads, "key/value heads of grouped-query attention, a divisor of --heads (0: --heads; 1: "
+             "multi-query)", "block.n_kv_heads")->check(CLI::NonNegativeNumber);
   model_flag("--seq-len", s.seq_len, "context length T", "max_seq_len")->check(CLI::PositiveNumber);
   model_flag("--placement", s.placement, "norm placement (the list below)", "block.placement")
       ->check(CLI::IsMember(names(nn::placement_registry())));
@@ -97,15 +104,11 @@ Options::Options() {
 }
 
 nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
-  nn::TransformerLMConfig config;
-  config.vocab_size = vocab_size;
-  config.max_seq_len = s.seq_len;
-  config.n_layers = s.layers;
-  config.block.d_model = s.d_model;
-  config.block.n_heads = s.heads;
-  config.block.activation = nn::Activation::gelu_tanh;
+  nn::TransformerLMConfig config =
+      nn::preset_config(s.arch, {vocab_size, s.seq_len, s.layers, s.d_model, s.heads, s.kv_heads});
   config.block.placement = nn::placement_from_name(s.placement);
-  config.block.norm = nn::norm_kind_from_name(s.norm);
+  // llama's norm is rmsnorm unless --norm says otherwise (its default is gpt2's layernorm)
+  if (s.arch == "gpt2" || given("--norm")) config.block.norm = nn::norm_kind_from_name(s.norm);
   config.block.residual_scale = s.residual_scale;
   config.block.dropout = s.dropout;
   config.init = nn::init_scheme_from_name(s.init);
@@ -135,6 +138,11 @@ std::vector<std::string> Options::take_from(const io::Checkpoint& ck, const std:
     if (given(f.flag) && asked[f.field] != stored[f.field]) throw contradiction(f.flag, f.text(), f.field + " = " + stored[f.field]);
     f.set(stored[f.field]);  // the settings then say what the model is
   }
+  // --arch has no field of its own: the fields it sets must agree with the file's.
+  if (given("--arch"))
+    for (const char* field : {"block.activation", "block.rope", "block.bias", "tie_weights"})
+      if (asked[field] != stored[field])
+        throw contradiction("--arch", s.arch, std::string(field) + " = " + stored[field]);
   // The run: its settings are in the file as text ("extra.run.<flag>").
   std::vector<std::string> notes;
   std::string unrecorded;

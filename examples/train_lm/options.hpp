@@ -22,6 +22,8 @@ struct Settings {
   std::int64_t bpe_vocab = 512;
   // model
   std::int64_t layers = 4, d_model = 128, heads = 4, seq_len = 64;
+  std::string arch = "gpt2";  // a preset of nn/presets.hpp: gpt2 or llama
+  std::int64_t kv_heads = 0;   // key/value heads (grouped-query attention); 0: --heads
   std::string placement = "pre", norm = "layernorm", init = "gpt2";
   double residual_scale = 1.0, dropout = 0.0;
   // the run
