@@ -105,6 +105,19 @@ TEST_CASE("Layers pass a float64 gradgradcheck over input and parameters", "[mod
     CHECK_GRADGRADCHECK([&](L in) { return cross.forward_cross(in[0], in[1], pad_last_of_row1(2)); },
                         with_parameters({param({2, 2, 4}, 11), param({2, 2, 3}, 12)}, cross));
   }
+  SECTION("MultiHeadAttention: grouped-query heads with QK-norm and RoPE; multi-query cross-attention") {
+    nn::MultiHeadAttention self(nn::MultiHeadAttentionOptions(8, 4).n_kv_heads(2).qk_norm(nn::QkNorm::rmsnorm)
+                                    .causal(true).rope(true).dtype(f64));
+    randomize_parameters_(self, 15);
+    TensorList inputs = {param({1, 3, 8}, 16)};
+    for (const Tensor& p : some_parameters(self, {"q_norm.weight", "k_norm.weight"})) inputs.push_back(p);
+    REQUIRE(inputs.size() == 3);
+    CHECK_GRADGRADCHECK([&](L in) { return self.forward(in[0], Tensor(), 2); }, inputs);
+    nn::MultiHeadAttention cross(nn::MultiHeadAttentionOptions(4, 2).n_kv_heads(1).qk_norm(nn::QkNorm::layernorm)
+                                     .cross(true).kv_dim(3).dtype(f64));
+    CHECK_GRADGRADCHECK([&](L in) { return cross.forward_cross(in[0], in[1]); },
+                        with_parameters({param({1, 2, 4}, 17), param({1, 2, 3}, 18)}, cross));
+  }
   SECTION("Dropout in training, with a generator reset at every call") {
     Generator gen(13);
     nn::Dropout drop(0.3, &gen);

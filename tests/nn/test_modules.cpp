@@ -42,29 +42,68 @@ Tensor future_mask(std::int64_t Tq, std::int64_t Tk) {
 // MultiHeadAttention written out with primitive ops and the module's own weights:
 //   out = out_proj(concat_h softmax(q_h·k_hᵀ/√D + masks)·v_h)
 // memory undefined: self-attention (fused qkv); otherwise cross-attention (q_proj, kv_proj).
+// The qk-norm of naive_attention, by its formula: LayerNorm or RMSNorm over the head dim.
+Tensor naive_head_norm(const nn::MultiHeadAttention& m, const Tensor& t, const nn::Norm& norm) {
+  const double eps = m.options.qk_norm_eps();
+  if (m.options.qk_norm() == nn::QkNorm::rmsnorm)
+    return mul(div(t, sqrt(add(mean(mul(t, t), {-1}, true), eps))), static_cast<const nn::RMSNorm&>(norm).weight);
+  const auto& ln = static_cast<const nn::LayerNorm&>(norm);
+  const Tensor centered = sub(t, mean(t, {-1}, true));
+  const Tensor y = div(centered, sqrt(add(mean(mul(centered, centered), {-1}, true), eps)));
+  return ln.bias.defined() ? add(mul(y, ln.weight), ln.bias) : mul(y, ln.weight);
+}
+
+// RoPE by its formula on (B, heads, T, D), half-split pairs: x·cos + rotate_half(x)·sin, the
+// angles (position + t)·θ^(−2i/D) written out.
+Tensor naive_rope(const Tensor& t, double theta, std::int64_t position) {
+  const std::int64_t T = t.size(2), D = t.size(3);
+  std::vector<double> c(T * D), s(T * D);
+  for (std::int64_t p = 0; p < T; ++p)
+    for (std::int64_t i = 0; i < D; ++i) {
+      const double angle = double(position + p) * std::pow(theta, -2.0 * double(i % (D / 2)) / double(D));
+      c[p * D + i] = std::cos(angle);
+      s[p * D + i] = std::sin(angle);
+    }
+  const Tensor rotated = cat({neg(narrow(t, 3, D / 2, D / 2)), narrow(t, 3, 0, D / 2)}, 3);
+  return add(mul(t, tensor(c, {T, D}, t.dtype())), mul(rotated, tensor(s, {T, D}, t.dtype())));
+}
+
+// Attention written out from the module's weights: the projections, the heads (key/value heads
+// repeated for their query groups), qk-norm and rope when the module has them, masked softmax.
 Tensor naive_attention(const nn::MultiHeadAttention& m, const Tensor& x, const Tensor& memory,
-                       const Tensor& key_padding_mask, bool causal) {
-  const std::int64_t C = m.options.d_model(), H = m.options.n_heads(), D = C / H;
+                       const Tensor& key_padding_mask, bool causal, std::int64_t position = 0) {
+  const std::int64_t C = m.options.d_model(), H = m.options.n_heads(), Hkv = m.options.kv_heads(), D = C / H;
   Tensor q, k, v;
   if (!memory.defined()) {
-    const Tensor qkv = linear(x, m.qkv->weight, m.qkv->bias);  // (B, T, 3C)
+    const Tensor qkv = linear(x, m.qkv->weight, m.qkv->bias);  // (B, T, C + 2·Hkv·D)
     q = narrow(qkv, 2, 0, C);
-    k = narrow(qkv, 2, C, C);
-    v = narrow(qkv, 2, 2 * C, C);
+    k = narrow(qkv, 2, C, Hkv * D);
+    v = narrow(qkv, 2, C + Hkv * D, Hkv * D);
   } else {
     q = linear(x, m.q_proj->weight, m.q_proj->bias);              // (B, Tq, C)
-    const Tensor kv = linear(memory, m.kv_proj->weight, m.kv_proj->bias);  // (B, Tk, 2C)
-    k = narrow(kv, 2, 0, C);
-    v = narrow(kv, 2, C, C);
+    const Tensor kv = linear(memory, m.kv_proj->weight, m.kv_proj->bias);  // (B, Tk, 2·Hkv·D)
+    k = narrow(kv, 2, 0, Hkv * D);
+    v = narrow(kv, 2, Hkv * D, Hkv * D);
   }
-  auto heads = [&](const Tensor& t) {  // (B, T, C) -> (B, H, T, D)
-    return t.reshape({t.size(0), t.size(1), H, D}).transpose(1, 2);
+  auto heads = [&](const Tensor& t, std::int64_t n) {  // (B, T, n·D) -> (B, n, T, D)
+    return t.reshape({t.size(0), t.size(1), n, D}).transpose(1, 2);
   };
+  auto repeat_kv = [&](const Tensor& t) {  // (B, Hkv, T, D) -> (B, H, T, D): kv head h / (H / Hkv)
+    std::vector<Tensor> parts;
+    for (std::int64_t h = 0; h < H; ++h) parts.push_back(narrow(t, 1, h / (H / Hkv), 1));
+    return cat(parts, 1);
+  };
+  Tensor qh = heads(q, H), kh = heads(k, Hkv);
+  if (m.q_norm) qh = naive_head_norm(m, qh, *m.q_norm), kh = naive_head_norm(m, kh, *m.k_norm);
+  if (m.options.rope()) {
+    REQUIRE_FALSE(m.options.rope_interleaved());  // written for the half-split layout
+    qh = naive_rope(qh, m.options.rope_theta(), position), kh = naive_rope(kh, m.options.rope_theta(), position);
+  }
   const std::int64_t B = x.size(0), Tq = q.size(1), Tk = k.size(1);
-  Tensor scores = mul(matmul(heads(q), heads(k).transpose(2, 3)), 1.0 / std::sqrt(double(D)));  // (B, H, Tq, Tk)
+  Tensor scores = mul(matmul(qh, repeat_kv(kh).transpose(2, 3)), 1.0 / std::sqrt(double(D)));  // (B, H, Tq, Tk)
   if (causal) scores = masked_fill(scores, future_mask(Tq, Tk), -INFINITY);
   if (key_padding_mask.defined()) scores = masked_fill(scores, key_padding_mask.reshape({B, 1, 1, Tk}), -INFINITY);
-  const Tensor out = matmul(softmax(scores, -1), heads(v));  // (B, H, Tq, D)
+  const Tensor out = matmul(softmax(scores, -1), repeat_kv(heads(v, Hkv)));  // (B, H, Tq, D)
   return linear(out.transpose(1, 2).reshape({B, Tq, C}), m.out_proj->weight, m.out_proj->bias);
 }
 
@@ -222,6 +261,42 @@ TEST_CASE("MultiHeadAttention self-attention matches the naive composition and p
   nn::MultiHeadAttention one_head(nn::MultiHeadAttentionOptions(4, 1).bias(false).dtype(f64));
   CHECK(one_head.num_parameters() == 4 * 4 * 4);
   CHECK_CLOSE(one_head.forward(x, pad), naive_attention(one_head, x, Tensor(), pad, false), 1e-13);
+}
+
+TEST_CASE("MultiHeadAttention with grouped-query heads, QK-norm and RoPE matches its formula; gradcheck",
+          "[modules][attention][gqa][rotary]") {
+  const Tensor x = param({2, 5, 8}, 60), memory = param({2, 3, 8}, 61);
+  const Tensor pad = padding_mask(2, 5);
+  for (std::int64_t kv_heads : {4, 2, 1})
+    for (nn::QkNorm qk : {nn::QkNorm::none, nn::QkNorm::rmsnorm, nn::QkNorm::layernorm})
+      for (bool rope : {false, true}) {
+        INFO("n_kv_heads " << kv_heads << ", qk_norm " << nn::qk_norm_name(qk) << ", rope " << rope);
+        manual_seed(62);
+        auto options = nn::MultiHeadAttentionOptions(8, 4).n_kv_heads(kv_heads).qk_norm(qk).dtype(f64);
+        nn::MultiHeadAttention self(options.causal(true).rope(rope).rope_theta(50.0));
+        randomize_parameters_(self, 63);  // norm weights away from 1
+        CHECK(self.qkv->weight.size(0) == 8 + 2 * kv_heads * 2);
+        CHECK_CLOSE(self.forward(x, pad), naive_attention(self, x, Tensor(), pad, true), 1e-13);
+        if (rope)  // a continued sequence: positions 7.. instead of 0..
+          CHECK_CLOSE(self.forward(x, pad, 7), naive_attention(self, x, Tensor(), pad, true, 7), 1e-13);
+        if (!rope) {
+          nn::MultiHeadAttention cross(nn::MultiHeadAttentionOptions(8, 4).n_kv_heads(kv_heads).qk_norm(qk).cross(true).dtype(f64));
+          randomize_parameters_(cross, 64);
+          CHECK_CLOSE(cross.forward_cross(x, memory), naive_attention(cross, x, memory, Tensor(), false), 1e-13);
+        }
+      }
+  manual_seed(65);
+  nn::MultiHeadAttention gqa(nn::MultiHeadAttentionOptions(8, 4).n_kv_heads(2).qk_norm(nn::QkNorm::rmsnorm).causal(true).rope(true).dtype(f64));
+  randomize_parameters_(gqa, 66);
+  CHECK_GRADCHECK([&](L in) { return gqa.forward(in[0], pad, 3); }, with_parameters({param({2, 5, 8}, 67)}, gqa));
+  // errors name the option and its value
+  REQUIRE_THROWS_WITH(nn::MultiHeadAttention(nn::MultiHeadAttentionOptions(8, 4).n_kv_heads(3)),
+                      Catch::Contains("n_kv_heads (3) must divide n_heads (4)"));
+  REQUIRE_THROWS_WITH(nn::MultiHeadAttention(nn::MultiHeadAttentionOptions(6, 2).rope(true)),
+                      Catch::Contains("head dim d_model / n_heads = 3 must be even"));
+  REQUIRE_THROWS_WITH(nn::MultiHeadAttention(nn::MultiHeadAttentionOptions(8, 2).rope(true).cross(true)),
+                      Catch::Contains("rope applies to self-attention"));
+  REQUIRE_THROWS_WITH(nn::qk_norm_from_name("batchnorm"), Catch::Contains("unknown qk_norm 'batchnorm' (expected none, layernorm or rmsnorm)"));
 }
 
 TEST_CASE("MultiHeadAttention cross-attention matches the naive composition and passes gradcheck",
