@@ -161,8 +161,12 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 
 // ---------------------------------------------------------------- attention (ops/attention.cpp)
 struct AttentionOptions {
-  // Query i sees only keys j <= i (top-left aligned, as torch's is_causal).
+  // Query i sees only keys j <= i + causal_offset. The default 0 aligns the mask top-left
+  // (query i sees j <= i, as torch's is_causal); causal_offset = Tk − Tq aligns it
+  // bottom-right, for Tq new queries after Tk − Tq cached keys (a KV cache step: query i is
+  // at position i + Tk − Tq). Needs causal; must be >= 0.
   bool causal = false;
+  std::int64_t causal_offset = 0;
   // (B, Tk), any dtype: nonzero marks a padded key that no query may attend to.
   Tensor key_padding_mask;
   // Dropout on the attention probabilities (training only), drawn from gen (default

@@ -1,6 +1,9 @@
 // attention.cpp — MultiHeadAttention on the fused attention op.
 #include "attention.hpp"
 
+#include <algorithm>
+
+#include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
 
 namespace tapegrad::nn {
@@ -83,9 +86,10 @@ Tensor MultiHeadAttention::prepare_qk(const Tensor& packed, std::int64_t positio
 }
 
 Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
-                                  bool causal) {
+                                  bool causal, std::int64_t causal_offset) {
   AttentionOptions a;
   a.causal = causal;
+  a.causal_offset = causal_offset;
   a.key_padding_mask = key_padding_mask;
   a.dropout_p = options.attn_dropout();
   a.training = is_training();
@@ -96,6 +100,17 @@ Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor
   return resid_drop->forward(out_proj->forward(merged));
 }
 
+Tensor MultiHeadAttention::attend_cached(const Tensor& packed, KVCache& cache, std::int64_t layer) {
+  const std::int64_t B = packed.size(0), Tn = packed.size(1), H = options.n_heads(), Hkv = options.kv_heads();
+  const Tensor heads = packed.reshape({B, Tn, H + 2 * Hkv, options.head_dim()});  // [q | k | v] heads
+  // heads [start, start + n) -> (B, n, Tn, D), a view: the kernel and the cache read it in place
+  auto part = [&](std::int64_t start, std::int64_t n) { return narrow(heads, 2, start, n).transpose(1, 2); };
+  const std::int64_t cached = cache.length();  // Tk − Tq: the keys before the new queries
+  const auto [k, v] = cache.store(layer, part(H, Hkv), part(H + Hkv, Hkv));  // (B, Hkv, cached + Tn, D)
+  const bool causal = options.causal();
+  return attend(part(0, H), k, v, Tensor(), causal, causal ? cached : 0);
+}
+
 namespace {
 void check_input(const Tensor& x, std::int64_t C, const char* what) {
   if (x.dim() != 3 || x.size(2) != C)
@@ -104,12 +119,27 @@ void check_input(const Tensor& x, std::int64_t C, const char* what) {
 }
 }  // namespace
 
-Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_mask, std::int64_t position) {
+Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_mask, std::int64_t position,
+                                   KVCache* cache, std::int64_t layer) {
   Tensor x = input, key_padding_mask = padding_mask;
   ForwardCall call(*this, {&x, &key_padding_mask});
   if (options.cross()) throw ValueError("MultiHeadAttention: this module does cross-attention; call forward_cross");
   check_input(x, options.d_model(), "x");
   if (position < 0) throw ValueError("MultiHeadAttention: position must be >= 0, got " + std::to_string(position));
+  if (cache) {
+    // Storing into the cache copies values and records nothing: no gradient could flow.
+    const std::vector<Tensor> params = parameters();
+    const bool wants_grad = x.requires_grad() || std::any_of(params.begin(), params.end(),
+                                                             [](const Tensor& p) { return p.requires_grad(); });
+    if (is_grad_enabled() && wants_grad)
+      throw ValueError("MultiHeadAttention: the KV cache path is inference only (not differentiable); run it under "
+                       "NoGradGuard, or leave the cache out to train");
+    if (key_padding_mask.defined())
+      throw ValueError("MultiHeadAttention: the KV cache path takes no key_padding_mask");
+    if (position != cache->length())
+      throw ValueError("MultiHeadAttention: position (" + std::to_string(position) +
+                       ") must be the cache's length (" + std::to_string(cache->length()) + "), where x's tokens go");
+  }
   // The fused op reads the heads in place from qkv's output and writes them merged.
   AttentionOptions a;
   a.causal = options.causal();
@@ -118,6 +148,7 @@ Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_ma
   a.training = is_training();
   Tensor packed = qkv->forward(x);  // (B, T, (H + 2·Hkv)·D)
   if (q_norm || options.rope()) packed = prepare_qk(packed, position);
+  if (cache) return call.output(attend_cached(packed, *cache, layer));
   const Tensor merged = self_attention_packed(packed, options.n_heads(), a, options.kv_heads());  // (B, T, C)
   return call.output(resid_drop->forward(out_proj->forward(merged)));
 }

@@ -15,9 +15,12 @@
 //   rope        rotary position embedding of q and k (Su et al. 2021), after the QK-norm, in
 //               self-attention: the model needs no position table. rope_offset() is the
 //               position of x's first token (a KV cache continuing a sequence).
+// With a KVCache (kv_cache.hpp), self-attention stores the new tokens' keys and values in it
+// and attends over every stored one: the generation path, inference only (not differentiable).
 #pragma once
 
 #include "dropout.hpp"
+#include "kv_cache.hpp"
 #include "linear.hpp"
 #include "norm.hpp"
 
@@ -54,7 +57,12 @@ class MultiHeadAttention : public Module {
   explicit MultiHeadAttention(const MultiHeadAttentionOptions& options);
   // Self-attention. x: (B, T, C); key_padding_mask: (B, T), nonzero = padded (ignored).
   // position: of x's first token, for rope (a continued sequence); 0 otherwise.
-  Tensor forward(const Tensor& x, const Tensor& key_padding_mask = Tensor(), std::int64_t position = 0);
+  // cache: x's tokens are positions cache->length() .. + T − 1 (position must equal
+  // cache->length()): their keys and values go into layer `layer` of the cache and the queries
+  // attend over all of its keys, bottom-right causal (query i sees keys j <= i + length).
+  // Inference only: refused in grad mode when a parameter or x requires grad; no padding mask.
+  Tensor forward(const Tensor& x, const Tensor& key_padding_mask = Tensor(), std::int64_t position = 0,
+                 KVCache* cache = nullptr, std::int64_t layer = 0);
   // Cross-attention. x: (B, Tq, C), memory: (B, Tk, kv_dim), memory_padding_mask: (B, Tk).
   Tensor forward_cross(const Tensor& x, const Tensor& memory, const Tensor& memory_padding_mask = Tensor());
   std::string extra_repr() const override;
@@ -73,7 +81,10 @@ class MultiHeadAttention : public Module {
   // The packed projection (B, T, (H + 2·Hkv)·D) with q and k normalized (qk_norm) and rotated
   // (rope, from position): what the fused self-attention reads.
   Tensor prepare_qk(const Tensor& qkv, std::int64_t position);
-  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask, bool causal);
+  Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask, bool causal,
+                std::int64_t causal_offset = 0);
+  // The cached step: packed (B, Tn, (H + 2·Hkv)·D) after prepare_qk.
+  Tensor attend_cached(const Tensor& packed, KVCache& cache, std::int64_t layer);
 };
 
 }  // namespace tapegrad::nn

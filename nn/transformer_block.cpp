@@ -119,7 +119,8 @@ Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& contex
     throw ShapeError("TransformerBlock: " + config.norm.name + " needs ctx.cond of shape (B, " +
                      std::to_string(config.cond_dim) + "), got " +
                      (ctx.cond.defined() ? shape_str(ctx.cond.shape()) : std::string("none")));
-  if (!checkpoint_activations) return call.output(compute(x, ctx));
+  // A cached step runs without grad: there is nothing to checkpoint.
+  if (!checkpoint_activations || ctx.kv_cache) return call.output(compute(x, ctx));
   // Keep the inputs only; the backward runs compute() again (autograd/checkpoint.hpp).
   const CheckpointFn block = [this](const TensorList& in) { return compute(in[0], {in[1], in[2], in[3], in[4]}); };
   return call.output(checkpoint(block, {x, ctx.key_padding_mask, ctx.memory, ctx.memory_padding_mask, ctx.cond}));
@@ -131,7 +132,10 @@ Tensor TransformerBlock::compute(const Tensor& x, const BlockContext& ctx) {
   TensorList cond(config.cross_attention ? 3 : 2, ctx.cond);
   if (modulation) cond = chunk(modulation->forward(silu(ctx.cond)), static_cast<std::int64_t>(cond.size()), 1);  // each (B, 3C)
   BlockSublayers F;
-  F.attn = Sublayer([&](const Tensor& h) { return attn->forward(h, ctx.key_padding_mask); }, *attn_residual, cond[0]);
+  F.attn = Sublayer([&](const Tensor& h) {
+    if (!ctx.kv_cache) return attn->forward(h, ctx.key_padding_mask);
+    return attn->forward(h, ctx.key_padding_mask, ctx.kv_cache->length(), ctx.kv_cache, stack.index);
+  }, *attn_residual, cond[0]);
   if (cross_attn)
     F.cross = Sublayer([&](const Tensor& h) { return cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); },
                        *cross_residual, cond[1]);

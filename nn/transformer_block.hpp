@@ -88,6 +88,9 @@ struct BlockContext {
   Tensor memory;               // (B, Tk, C) for cross-attention
   Tensor memory_padding_mask;  // (B, Tk)
   Tensor cond;                 // (B, cond_dim) for adaln norms
+  // Generation: the self-attention reads and extends layer stack.index of this cache, x being
+  // the tokens at positions kv_cache->length() on (MultiHeadAttention::forward). Inference only.
+  KVCache* kv_cache = nullptr;
 };
 
 class TransformerBlock : public Module {

@@ -57,74 +57,52 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
 Tensor TransformerLM::forward(const Tensor& input, const Tensor& input_classes) {
   Tensor tokens = input, classes = input_classes;
   ForwardCall call(*this, {&tokens, &classes});
+  return call.output(run(tokens, classes, nullptr));
+}
+
+Tensor TransformerLM::forward_cached(const Tensor& tokens, KVCache& cache, const Tensor& classes) {
+  return run(tokens, classes, &cache);
+}
+
+Tensor TransformerLM::run(const Tensor& tokens, const Tensor& classes, KVCache* cache) {
   if (tokens.dim() != 2 || tokens.dtype() != DType::int64)
     throw ShapeError("TransformerLM: tokens must be int64 (B, T), got " + std::string(dtype_name(tokens.dtype())) +
                      " " + shape_str(tokens.shape()));
-  const std::int64_t B = tokens.size(0), T = tokens.size(1);
-  if (T > config.max_seq_len || T == 0)
+  const std::int64_t B = tokens.size(0), T = tokens.size(1), start = cache ? cache->length() : 0;
+  if (T == 0 || (!cache && T > config.max_seq_len))  // a cache's steps: no limit with rope
     throw ShapeError("TransformerLM: sequence length " + std::to_string(T) + " must be in 1.." +
                      std::to_string(config.max_seq_len) + " (max_seq_len)");
+  if (pos_emb && start + T > config.max_seq_len)
+    throw ShapeError("TransformerLM: positions " + std::to_string(start) + ".." + std::to_string(start + T - 1) +
+                     " go past max_seq_len " + std::to_string(config.max_seq_len) + " of the learned positions");
   BlockContext ctx;
+  ctx.kv_cache = cache;
   if (cond_emb) {
     if (!classes.defined() || classes.dtype() != DType::int64 || classes.shape() != Shape{B})
       throw ShapeError("TransformerLM: this conditional model needs classes as int64 (B = " + std::to_string(B) +
                        "), got " + (classes.defined() ? shape_str(classes.shape()) : std::string("none")));
     ctx.cond = cond_emb->forward(classes);
   }
-  Tensor h = tok_emb->forward(tokens);                          // (B, T, C)
-  if (pos_emb) h = add(h, pos_emb->forward(arange(T, DType::int64)));  // + (T, C); rope: in attention
+  Tensor h = tok_emb->forward(tokens);  // (B, T, C)
+  if (pos_emb)  // + (T, C) of positions start .. start + T − 1; rope: in attention
+    h = add(h, pos_emb->forward(start == 0 ? arange(T, DType::int64)
+                                           : arange(static_cast<double>(start), static_cast<double>(start + T), 1.0,
+                                                    DType::int64)));
   for (const auto& m : *blocks) h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
   if (final_norm) h = final_norm->forward(h, ctx.cond);
-  return call.output(lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight));
+  if (cache) cache->advance(T);  // every block stored its T positions
+  return lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);
 }
 
-Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens, const GenerateOptions& o,
-                               const Tensor& classes) {
-  if (o.temperature < 0) throw ValueError("generate: temperature must be >= 0");
-  Tensor tokens = prompt.dim() == 1 ? prompt.reshape({1, prompt.size(0)}) : prompt;
-  if (tokens.dim() != 2 || tokens.size(1) == 0 || tokens.dtype() != DType::int64)
-    throw ShapeError("generate: prompt must be int64 (T) or (B, T) with T >= 1, got " + shape_str(prompt.shape()));
-  NoGradGuard no_grad;
-  const bool was_training = is_training();
-  eval();
-  Generator& gen = o.gen ? *o.gen : default_generator();
-  const std::int64_t B = tokens.size(0), V = config.vocab_size;
-  std::vector<std::vector<std::int64_t>> seqs(B);
-  const std::vector<std::int64_t> flat = tokens.to_vector<std::int64_t>();
-  for (std::int64_t b = 0; b < B; ++b) seqs[b].assign(flat.begin() + b * tokens.size(1), flat.begin() + (b + 1) * tokens.size(1));
-  for (std::int64_t step = 0; step < max_new_tokens; ++step) {
-    // the last max_seq_len tokens of each sequence (no KV cache: recompute the window)
-    const std::int64_t len = static_cast<std::int64_t>(seqs[0].size());
-    const std::int64_t start = std::max<std::int64_t>(0, len - config.max_seq_len), T = len - start;
-    std::vector<std::int64_t> window;
-    for (const auto& s : seqs) window.insert(window.end(), s.begin() + start, s.end());
-    const Tensor logits = forward(Tensor::from_vector(window, {B, T}), classes);
-    const std::vector<double> last = narrow(logits, 1, T - 1, 1).to_vector();  // (B, 1, V)
-    for (std::int64_t b = 0; b < B; ++b) {
-      std::vector<double> row(last.begin() + b * V, last.begin() + (b + 1) * V);
-      std::int64_t next = std::max_element(row.begin(), row.end()) - row.begin();
-      if (o.temperature > 0) {
-        // keep the top_k largest logits, then sample from softmax(logits / temperature)
-        std::vector<double> sorted = row;
-        double cutoff = -INFINITY;
-        if (o.top_k > 0 && o.top_k < V) {
-          std::nth_element(sorted.begin(), sorted.begin() + (o.top_k - 1), sorted.end(), std::greater<>());
-          cutoff = sorted[o.top_k - 1];
-        }
-        const double top = row[next];
-        double total = 0;
-        for (double& v : row) total += (v = v >= cutoff ? std::exp((v - top) / o.temperature) : 0.0);
-        double u = gen.next_double() * total;
-        for (next = 0; next + 1 < V && (u -= row[next]) >= 0; ++next) {
-        }
-      }
-      seqs[b].push_back(next);
-    }
-  }
-  train(was_training);
-  std::vector<std::int64_t> out;
-  for (const auto& s : seqs) out.insert(out.end(), s.begin(), s.end());
-  return Tensor::from_vector(out, {B, static_cast<std::int64_t>(seqs[0].size())});
+KVCache TransformerLM::make_kv_cache(std::int64_t batch, std::int64_t max_length) const {
+  const TransformerBlockConfig b = config.block_config();
+  return KVCache(config.n_layers, batch, b.n_kv_heads > 0 ? b.n_kv_heads : b.n_heads, max_length, b.d_model / b.n_heads,
+                 b.dtype);
+}
+
+std::optional<std::int64_t> TransformerLM::max_length() const {
+  if (pos_emb) return config.max_seq_len;
+  return std::nullopt;
 }
 
 void TransformerLM::set_activation_checkpointing(bool on) {

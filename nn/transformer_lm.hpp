@@ -14,6 +14,8 @@
 
 #include "containers.hpp"
 #include "embedding.hpp"
+#include "generate.hpp"
+#include "kv_cache.hpp"
 #include "model_init.hpp"
 #include "transformer_block.hpp"
 
@@ -50,12 +52,6 @@ struct TransformerLMConfig {
   }
 };
 
-struct GenerateOptions {
-  double temperature = 1.0;  // 0: greedy (argmax)
-  std::int64_t top_k = 0;    // 0: all tokens
-  Generator* gen = nullptr;  // default generator when null
-};
-
 class TransformerLM : public Module {
  public:
   explicit TransformerLM(const TransformerLMConfig& config);
@@ -63,10 +59,21 @@ class TransformerLM : public Module {
   // classes: int64 (B), required when the model is conditional. Hook inputs: {tokens, classes}.
   // Each block's output: a forward hook on blocks (nn::OutputRecorder, diagnostics.hpp).
   Tensor forward(const Tensor& tokens, const Tensor& classes = Tensor());
-  // Appends max_new_tokens sampled tokens to the prompt (B, T) (or (T)); runs in eval mode
-  // without recording, restores the training mode afterwards.
+  // Appends up to max_new_tokens tokens (generate.hpp: sampling, stop tokens) to the prompt
+  // (B, T) (or (T)) -> (B, T + n), n <= max_new_tokens. The prompt runs once, then one token per
+  // step through a KVCache. T + max_new_tokens may exceed max_seq_len only with rope (learned
+  // positions end there: ValueError). Runs in eval mode without recording, restores the mode.
   Tensor generate(const Tensor& prompt, std::int64_t max_new_tokens, const GenerateOptions& options = {},
                   const Tensor& classes = Tensor());
+  // The generation step: tokens int64 (B, Tn) at positions cache.length() .. + Tn − 1 ->
+  // logits (B, Tn, vocab_size), their keys and values appended to the cache (then advanced by
+  // Tn). The same logits as forward() on the whole sequence, last Tn positions. Inference only
+  // (under NoGradGuard); no forward hooks.
+  Tensor forward_cached(const Tensor& tokens, KVCache& cache, const Tensor& classes = Tensor());
+  // An empty cache for batch rows of up to max_length tokens, sized by the blocks' kv heads.
+  KVCache make_kv_cache(std::int64_t batch, std::int64_t max_length) const;
+  // The longest sequence the model reads: max_seq_len with learned positions, none with rope.
+  std::optional<std::int64_t> max_length() const;
   std::string extra_repr() const override;
   // Activation checkpointing in every block (TransformerBlock::checkpoint_activations): less
   // memory, the same gradients, about one more forward pass per step. Not a model setting:
@@ -78,6 +85,10 @@ class TransformerLM : public Module {
   std::shared_ptr<ModuleList> blocks;
   std::shared_ptr<Norm> final_norm;    // when the placement asks for one (pre)
   std::shared_ptr<Linear> lm_head;     // untied only
+
+ private:
+  // forward's body; with a cache, positions start at its length and the blocks extend it.
+  Tensor run(const Tensor& tokens, const Tensor& classes, KVCache* cache);
 };
 
 }  // namespace tapegrad::nn

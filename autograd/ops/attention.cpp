@@ -78,15 +78,19 @@ Tensor gemm_ready(const Tensor& t, HeadLayout& layout, std::int64_t group = 1) {
 // What the mask and dropout need, as plain data the kernels can read from any thread.
 struct AttentionConfig {
   bool causal = false;
+  // With causal: query i sees keys j <= i + causal_offset. 0 aligns the mask top-left (query
+  // i, key i); Tk − Tq aligns it bottom-right: the last query sees every key, as the new
+  // queries of a KV cache step see the cached keys before them and themselves.
+  std::int64_t causal_offset = 0;
   const unsigned char* key_padding = nullptr;  // (B, Tk), 1 = padded key; nullptr = none
   double dropout_p = 0.0;
   const std::uint64_t* seeds = nullptr;  // one dropout seed per (b, h) pair; nullptr = no dropout
   double scale = 1.0;
 };
 
-AttentionConfig make_config(bool causal, const std::vector<unsigned char>& key_padding, double dropout_p,
-                            const std::vector<std::uint64_t>& seeds, double scale) {
-  return {causal, key_padding.empty() ? nullptr : key_padding.data(), dropout_p,
+AttentionConfig make_config(bool causal, std::int64_t causal_offset, const std::vector<unsigned char>& key_padding,
+                            double dropout_p, const std::vector<std::uint64_t>& seeds, double scale) {
+  return {causal, causal_offset, key_padding.empty() ? nullptr : key_padding.data(), dropout_p,
           seeds.empty() ? nullptr : seeds.data(), scale};
 }
 
@@ -105,10 +109,11 @@ void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
   blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc);
 }
 
-// With a causal mask, query i sees keys 0..i only, so the products skip the hidden upper
-// triangle: queries are taken in blocks of kCausalBlock rows, and block [i0, i1) multiplies
-// with keys [0, i1) alone (keys [j0, j1) with queries [j0, Tq) alone, for the transposed
-// products of the backward). At T = 256 that is 10 of 16 blocks of the full product.
+// With a causal mask, query i sees keys 0..i + o only (o = causal_offset), so the products
+// skip the hidden upper triangle: queries are taken in blocks of kCausalBlock rows, and block
+// [i0, i1) multiplies with keys [0, i1 + o) alone (keys [j0, j1) with queries [j0 − o, Tq)
+// alone, for the transposed products of the backward). At T = 256 and o = 0 that is 10 of 16
+// blocks of the full product.
 constexpr std::int64_t kCausalBlock = 64;
 
 // Calls f(i0, i1, key_end) for each block of query rows: key_end is how many keys (from 0)
@@ -118,7 +123,7 @@ void for_each_query_block(const AttentionDims& d, const AttentionConfig& cfg, F 
   if (!cfg.causal) return f(std::int64_t(0), d.Tq, d.Tk);
   for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kCausalBlock) {
     const std::int64_t i1 = std::min(i0 + kCausalBlock, d.Tq);
-    f(i0, i1, std::min(i1, d.Tk));
+    f(i0, i1, std::min(i1 + cfg.causal_offset, d.Tk));
   }
 }
 
@@ -128,7 +133,7 @@ template <typename F>
 void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
   if (!cfg.causal) return f(std::int64_t(0), d.Tk, std::int64_t(0));
   for (std::int64_t j0 = 0; j0 < d.Tk; j0 += kCausalBlock)
-    f(j0, std::min(j0 + kCausalBlock, d.Tk), std::min(j0, d.Tq));
+    f(j0, std::min(j0 + kCausalBlock, d.Tk), std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq));
 }
 
 // S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i
@@ -143,8 +148,8 @@ void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64
   const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
   for (std::int64_t i = 0; i < d.Tq; ++i) {
     T* row = S + i * d.Tk;
-    if (cfg.causal)  // top-left aligned: query i sees keys 0..i
-      for (std::int64_t j = i + 1; j < d.Tk; ++j) row[j] = -INFINITY;
+    if (cfg.causal)  // query i sees keys 0..i + causal_offset (0: top-left aligned)
+      for (std::int64_t j = i + 1 + cfg.causal_offset; j < d.Tk; ++j) row[j] = -INFINITY;
     if (pad)
       for (std::int64_t j = 0; j < d.Tk; ++j)
         if (pad[j]) row[j] = -INFINITY;
@@ -154,7 +159,7 @@ void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64
 // Keys j >= visible_end are hidden by the causal mask: the row loops stop there, which
 // halves the exp() calls of causal attention.
 std::int64_t visible_end(std::int64_t i, const AttentionDims& d, const AttentionConfig& cfg) {
-  return cfg.causal ? std::min(i + 1, d.Tk) : d.Tk;
+  return cfg.causal ? std::min(i + 1 + cfg.causal_offset, d.Tk) : d.Tk;
 }
 
 // keep[i] = 1 with probability 1 - p, drawn in row-major order from a generator seeded for
@@ -314,6 +319,14 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
 
 // ---- glue
 
+void check_causal_offset(const char* op, const AttentionOptions& options) {
+  if (options.causal_offset < 0)
+    throw ValueError(std::string(op) + ": causal_offset must be >= 0, got " + std::to_string(options.causal_offset));
+  if (options.causal_offset != 0 && !options.causal)
+    throw ValueError(std::string(op) + ": causal_offset = " + std::to_string(options.causal_offset) +
+                     " shifts the causal mask, so it needs causal = true");
+}
+
 AttentionDims check_attention_args(const Tensor& q, const Tensor& k, const Tensor& v,
                                    const AttentionOptions& options) {
   const std::string shapes = "q " + shape_str(q.shape()) + ", k " + shape_str(k.shape()) + ", v " +
@@ -340,6 +353,7 @@ AttentionDims check_attention_args(const Tensor& q, const Tensor& k, const Tenso
   if (!(options.dropout_p >= 0.0 && options.dropout_p < 1.0))  // also rejects NaN
     throw ValueError(std::string(kOp) + ": dropout_p must be in [0, 1), got " +
                      std::to_string(options.dropout_p));
+  check_causal_offset(kOp, options);
   return d;
 }
 
@@ -378,7 +392,8 @@ Tensor attention_composite(const Tensor& q, const Tensor& k_in, const Tensor& v_
         T* row = hidden.data<T>() + (b * d.Tq + i) * d.Tk;
         bool any = false;
         for (std::int64_t j = 0; j < d.Tk; ++j) {
-          const bool masked = (cfg.causal && j > i) || (cfg.key_padding && cfg.key_padding[b * d.Tk + j]);
+          const bool masked =
+              (cfg.causal && j > i + cfg.causal_offset) || (cfg.key_padding && cfg.key_padding[b * d.Tk + j]);
           row[j] = T(masked);
           any = any || !masked;
         }
@@ -421,7 +436,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   HeadLayout lq, lk, lv;
   const Tensor q = gemm_ready(q_in, lq), k = gemm_ready(k_in, lk, d.group()), v = gemm_ready(v_in, lv, d.group());
   const auto [key_padding, seeds, scale] = attention_data(options, d);
-  const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
+  const AttentionConfig cfg =
+      make_config(options.causal, options.causal_offset, key_padding, options.dropout_p, seeds, scale);
 
   Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.Dv}, q.dtype());  // every element is written
   Tensor lse = Tensor::empty({d.B, d.H, d.Tq}, q.dtype());
@@ -433,10 +449,10 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   if (!should_record({q_in, k_in, v_in})) return out;
   const bool need_q = q_in.requires_grad(), need_k = k_in.requires_grad(), need_v = v_in.requires_grad();
   record(out, kOp, {q_in, k_in, v_in},
-         [q_in, k_in, v_in, lse, d, key_padding, seeds, causal = options.causal, p = options.dropout_p, scale,
-          need_q, need_k, need_v](const Tensor& dout) -> TensorList {
+         [q_in, k_in, v_in, lse, d, key_padding, seeds, causal = options.causal, causal_offset = options.causal_offset,
+          p = options.dropout_p, scale, need_q, need_k, need_v](const Tensor& dout) -> TensorList {
            // Points into this lambda's own copies of the mask bytes and seeds.
-           const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
+           const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): backpropagate through the composite
              return detail::backward_by_recomputing(
                  [&](const TensorList& in) { return attention_composite(in[0], in[1], in[2], d, c); },
@@ -493,13 +509,15 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
                      ", got " + shape_str(mask.shape()));
   if (!(options.dropout_p >= 0.0 && options.dropout_p < 1.0))
     throw ValueError(std::string(kPackedOp) + ": dropout_p must be in [0, 1), got " + std::to_string(options.dropout_p));
+  check_causal_offset(kPackedOp, options);
   check_blas_core_once();
   const Tensor qkv = qkv_in.contiguous().detach();
   // Row t of head h of q starts at column h·D of row t: ld = W; k and v are C and C + Ckv
   // further, each of their heads read by G = H / Hkv query heads.
   const HeadLayout packed_q{T * W, D, W}, packed_kv{T * W, D, W, d.group()}, merged{T * C, D, C};
   const auto [key_padding, seeds, scale] = attention_data(options, d);
-  const AttentionConfig cfg = make_config(options.causal, key_padding, options.dropout_p, seeds, scale);
+  const AttentionConfig cfg =
+      make_config(options.causal, options.causal_offset, key_padding, options.dropout_p, seeds, scale);
 
   Tensor out = Tensor::empty({B, T, C}, qkv.dtype());  // every element is written
   Tensor lse = Tensor::empty({B, H, T}, qkv.dtype());
@@ -511,8 +529,8 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   if (!should_record({qkv_in})) return out;
   record(out, kPackedOp, {qkv_in},
          [qkv_in, lse, packed_q, packed_kv, merged, d, C, Ckv, key_padding, seeds, causal = options.causal,
-          p = options.dropout_p, scale](const Tensor& dout) -> TensorList {
-           const AttentionConfig c = make_config(causal, key_padding, p, seeds, scale);
+          causal_offset = options.causal_offset, p = options.dropout_p, scale](const Tensor& dout) -> TensorList {
+           const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): the split into heads, composed
              return detail::backward_by_recomputing(
                  [&](const TensorList& in) {

@@ -177,7 +177,10 @@ std::string Run::sample(std::int64_t tokens) {
   g.temperature = 0.8;
   g.top_k = 40;
   g.gen = &sample_gen_;
-  const Tensor out = model_->generate(Tensor::from_vector(prompt, {1, static_cast<std::int64_t>(prompt.size())}), tokens, g);
+  const auto P = static_cast<std::int64_t>(prompt.size());
+  // Learned positions end at max_seq_len: the sample stops there (a rope model goes on).
+  if (const auto limit = model_->max_length()) tokens = std::min(tokens, std::max<std::int64_t>(*limit - P, 0));
+  const Tensor out = model_->generate(Tensor::from_vector(prompt, {1, P}), tokens, g);
   return tokenizer_->decode_tensor(out);
 }
 

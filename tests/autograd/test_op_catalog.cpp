@@ -206,6 +206,24 @@ std::vector<CatalogEntry> catalog() {
          o.gen = &gen;
          return self_attention_packed(in[0], 3, o, 1);
        }},
+      {"attention causal_offset (bottom-right: Tq 2 after 2 cached keys), grouped-query, padding",
+       {{2, 4, 2, 2}, {2, 2, 4, 2}, {2, 2, 4, 3}}, Values::normal, [](L in) {
+         AttentionOptions o;
+         o.causal = true;
+         o.causal_offset = 2;
+         o.key_padding_mask = tensor({0, 1, 0, 0, 0, 0, 0, 1}, {2, 4});
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"self_attention_packed causal_offset 1, dropout", {{1, 3, 12}}, Values::normal, [](L in) {
+         Generator gen(10);
+         AttentionOptions o;
+         o.causal = true;
+         o.causal_offset = 1;
+         o.dropout_p = 0.2;
+         o.training = true;
+         o.gen = &gen;
+         return self_attention_packed(in[0], 2, o);
+       }},
       // ---- rotary position embedding
       {"rotary_embedding half split, offset", {{2, 3, 2, 4}}, Values::normal, [](L in) {
          RotaryOptions o;

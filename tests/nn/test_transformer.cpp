@@ -28,16 +28,14 @@ std::vector<std::string> names_of(const nn::Module& m) {
   return out;
 }
 
-// Greedy decoding written out: at each step, the argmax of the logits of the last position,
-// with the window cropped to the last max_seq_len tokens.
+// Greedy decoding written out: at each step, the argmax of the logits of the last position
+// (the window is never cropped: generate() refuses to go past max_seq_len).
 std::vector<std::int64_t> manual_greedy(nn::TransformerLM& lm, std::vector<std::int64_t> seq, std::int64_t n) {
   NoGradGuard no_grad;
-  const std::int64_t V = lm.config.vocab_size, max_len = lm.config.max_seq_len;
+  const std::int64_t V = lm.config.vocab_size;
   for (std::int64_t step = 0; step < n; ++step) {
-    const std::int64_t len = static_cast<std::int64_t>(seq.size()), start = std::max<std::int64_t>(0, len - max_len);
-    const std::vector<std::int64_t> window(seq.begin() + start, seq.end());
-    const std::vector<double> logits = lm.forward(tokens_of(window, 1)).to_vector();
-    seq.push_back(argmax_row(logits, len - start - 1, V));
+    const std::vector<double> logits = lm.forward(tokens_of(seq, 1)).to_vector();
+    seq.push_back(argmax_row(logits, static_cast<std::int64_t>(seq.size()) - 1, V));
   }
   return seq;
 }
@@ -156,10 +154,10 @@ TEST_CASE("A tiny TransformerLM learns a repeating sequence with plain SGD", "[t
   CHECK(last < 0.1 * std::log(double(V)));
 }
 
-TEST_CASE("TransformerLM generate: prompt kept, cropping, greedy, top-k and seeded sampling",
+TEST_CASE("TransformerLM generate: prompt kept, greedy, top-k and seeded sampling, max_seq_len",
           "[transformer][lm][generate]") {
   manual_seed(5);
-  nn::TransformerLMConfig c = tiny_lm(8, 6);
+  nn::TransformerLMConfig c = tiny_lm(8, 21);
   c.init = nn::InitScheme::pytorch;  // larger weights than gpt2: the logits are far from uniform
   nn::TransformerLM lm(c);
   nn::GenerateOptions greedy;
@@ -171,14 +169,18 @@ TEST_CASE("TransformerLM generate: prompt kept, cropping, greedy, top-k and seed
   CHECK(out.dtype() == DType::int64);
   const std::vector<std::int64_t> seq = out.to_vector<std::int64_t>();
   CHECK(std::vector<std::int64_t>(seq.begin(), seq.begin() + 3) == prompt);
-  // greedy = argmax at each step, past max_seq_len (6) on the last 6 tokens; deterministic
+  // greedy = argmax at each step; deterministic
   CHECK(seq == manual_greedy(lm, prompt, 5));
   CHECK(lm.generate(tokens_of(prompt, 1), 5, greedy).to_vector<std::int64_t>() == seq);
-  // a 1-d prompt, and a prompt already max_seq_len long
+  // a 1-d prompt, and a longer prompt that ends at max_seq_len
   CHECK(lm.generate(Tensor::from_vector(prompt, {3}), 5, greedy).to_vector<std::int64_t>() == seq);
-  const std::vector<std::int64_t> long_prompt{1, 2, 3, 4, 5, 6};
+  const std::vector<std::int64_t> long_prompt{1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3};
   CHECK(lm.generate(tokens_of(long_prompt, 1), 3, greedy).to_vector<std::int64_t>() ==
         manual_greedy(lm, long_prompt, 3));
+  // learned positions end at max_seq_len (21): one more token is refused, naming both lengths
+  REQUIRE_THROWS_AS(lm.generate(tokens_of(long_prompt, 1), 4, greedy), ValueError);
+  REQUIRE_THROWS_WITH(lm.generate(tokens_of(long_prompt, 1), 4, greedy),
+                      Contains("make 22 tokens, past max_seq_len 21 of this model's learned positions"));
   CHECK(lm.generate(tokens_of(prompt, 1), 0, greedy).to_vector<std::int64_t>() == prompt);
 
   // top_k = 1 samples the argmax whatever the temperature
@@ -209,10 +211,9 @@ TEST_CASE("TransformerLM generate: prompt kept, cropping, greedy, top-k and seed
   const std::vector<std::int64_t> s = sample(13, 2);
   std::int64_t not_argmax = 0;
   for (std::int64_t t = 1; t < static_cast<std::int64_t>(s.size()); ++t) {
-    const std::int64_t start = std::max<std::int64_t>(0, t - 6);
-    const std::vector<std::int64_t> window(s.begin() + start, s.begin() + t);
+    const std::vector<std::int64_t> window(s.begin(), s.begin() + t);
     NoGradGuard no_grad;
-    const std::vector<double> logits = narrow(lm.forward(tokens_of(window, 1)), 1, t - start - 1, 1).to_vector();
+    const std::vector<double> logits = narrow(lm.forward(tokens_of(window, 1)), 1, t - 1, 1).to_vector();
     std::vector<double> sorted = logits;
     std::sort(sorted.begin(), sorted.end(), std::greater<>());
     INFO("step " << t);
@@ -228,7 +229,9 @@ TEST_CASE("TransformerLM generate: prompt kept, cropping, greedy, top-k and seed
   lm.eval();
   lm.generate(tokens_of(prompt, 1), 1, greedy);
   CHECK_FALSE(lm.is_training());
-  REQUIRE_THROWS_WITH(lm.generate(tokens_of(prompt, 1), 1, nn::GenerateOptions{-1.0, 0, nullptr}),
+  nn::GenerateOptions negative;
+  negative.temperature = -1.0;
+  REQUIRE_THROWS_WITH(lm.generate(tokens_of(prompt, 1), 1, negative),
                       Contains("generate: temperature must be >= 0"));
 }
 
