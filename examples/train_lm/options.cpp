@@ -91,7 +91,7 @@ Options::Options() {
   local_flag("--stop-after", s.stop_after, "end this run after this many steps, with a checkpoint (0: run to --steps)")
       ->check(CLI::NonNegativeNumber);
   local_flag("--log", s.log, "CSV file of metrics (step, loss, smoothed_loss, val_loss, lr, grad_norm)");
-  local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end")->check(CLI::NonNegativeNumber);
+  local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end (learned positions: at most --seq-len with the prompt)")->check(CLI::NonNegativeNumber);
   app.add_flag("--checkpoint-activations", s.checkpoint_activations,
                "keep only each block's input in the forward and recompute the block in backward: less memory, the "
                "same gradients, about a third more time per step");

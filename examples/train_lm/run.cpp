@@ -178,8 +178,15 @@ std::string Run::sample(std::int64_t tokens) {
   g.top_k = 40;
   g.gen = &sample_gen_;
   const auto P = static_cast<std::int64_t>(prompt.size());
-  // Learned positions end at max_seq_len: the sample stops there (a rope model goes on).
-  if (const auto limit = model_->max_length()) tokens = std::min(tokens, std::max<std::int64_t>(*limit - P, 0));
+  // Learned positions end at max_seq_len: the sample stops there, with a note (a rope model
+  // goes on).
+  if (const auto limit = model_->max_length(); limit && P + tokens > *limit) {
+    const std::int64_t fits = std::max<std::int64_t>(*limit - P, 0);
+    std::printf("note: the model's learned positions end at --seq-len %lld: sampling %lld of --sample-tokens %lld "
+                "(--arch llama has rotary positions and samples past it)\n",
+                static_cast<long long>(*limit), static_cast<long long>(fits), static_cast<long long>(tokens));
+    tokens = fits;
+  }
   const Tensor out = model_->generate(Tensor::from_vector(prompt, {1, P}), tokens, g);
   return tokenizer_->decode_tensor(out);
 }
