@@ -13,15 +13,16 @@ std::string init_scheme_name(InitScheme s) {
   switch (s) {
     case InitScheme::pytorch: return "pytorch";
     case InitScheme::gpt2: return "gpt2";
+    case InitScheme::gpt2_unscaled: return "gpt2-unscaled";
     case InitScheme::xavier: return "xavier";
   }
   return "?";
 }
 
 InitScheme init_scheme_from_name(const std::string& name) {
-  for (InitScheme s : {InitScheme::pytorch, InitScheme::gpt2, InitScheme::xavier})
+  for (InitScheme s : {InitScheme::pytorch, InitScheme::gpt2, InitScheme::gpt2_unscaled, InitScheme::xavier})
     if (init_scheme_name(s) == name) return s;
-  throw ValueError("unknown init '" + name + "' (expected pytorch, gpt2 or xavier)");
+  throw ValueError("unknown init '" + name + "' (expected pytorch, gpt2, gpt2-unscaled or xavier)");
 }
 
 namespace {
@@ -30,7 +31,8 @@ void init_linear(Linear& lin, InitScheme scheme, double std_gpt2) {
   Tensor w = lin.weight;
   switch (scheme) {
     case InitScheme::pytorch: return;  // keep the module's own default
-    case InitScheme::gpt2: init::normal_(w, 0.0, std_gpt2); break;
+    case InitScheme::gpt2:
+    case InitScheme::gpt2_unscaled: init::normal_(w, 0.0, std_gpt2); break;
     case InitScheme::xavier: init::xavier_uniform_(w); break;
   }
   if (lin.bias.defined()) lin.bias.fill_(0.0);
@@ -47,7 +49,8 @@ void init_attention(MultiHeadAttention& attn, InitScheme scheme, double residual
 void init_blocks(ModuleList& blocks, InitScheme scheme, bool b2t_scaling) {
   NoGradGuard no_grad;  // initialization writes through views; nothing to record
   const std::int64_t L = static_cast<std::int64_t>(blocks.size());
-  const double residual_std = 0.02 / std::sqrt(2.0 * double(std::max<std::int64_t>(L, 1)));
+  const double residual_std =
+      scheme == InitScheme::gpt2 ? 0.02 / std::sqrt(2.0 * double(std::max<std::int64_t>(L, 1))) : 0.02;
   for (std::size_t i = 0; i < blocks.size(); ++i) {
     auto block = blocks.at<TransformerBlock>(i);
     const PlacementInfo& placement = block->placement();
@@ -72,7 +75,8 @@ void init_blocks(ModuleList& blocks, InitScheme scheme, bool b2t_scaling) {
 void init_embedding(Embedding& emb, InitScheme scheme) {
   switch (scheme) {
     case InitScheme::pytorch: return;
-    case InitScheme::gpt2: init::normal_(emb.weight, 0.0, 0.02); return;
+    case InitScheme::gpt2:
+    case InitScheme::gpt2_unscaled: init::normal_(emb.weight, 0.0, 0.02); return;
     case InitScheme::xavier:
       init::normal_(emb.weight, 0.0, 1.0 / std::sqrt(double(emb.options.embedding_dim())));
       return;

@@ -4,6 +4,9 @@
 //   gpt2     every Linear and Embedding weight ~ N(0, 0.02²), biases 0; the projections that
 //            write into the residual stream (attention out_proj, FFN fc2) ~ N(0, (0.02/√(2L))²)
 //            (Radford et al. 2019)
+//   gpt2-unscaled  gpt2 without the 1/√(2L) of the residual projections: every Linear weight
+//            N(0, 0.02²). The depth study shows the scaling side by side with this (claims
+//            about Post-LN depend on it).
 //   xavier   Linear weights ~ Xavier-uniform, biases 0, embeddings ~ N(0, 1/d_model)
 // On top of the scheme:
 //   placement  a placement may re-draw some weights after the scheme (its registry entry's
@@ -26,7 +29,7 @@
 
 namespace tapegrad::nn {
 
-enum class InitScheme { pytorch, gpt2, xavier };
+enum class InitScheme { pytorch, gpt2, gpt2_unscaled, xavier };
 std::string init_scheme_name(InitScheme s);
 InitScheme init_scheme_from_name(const std::string& name);
 

@@ -46,10 +46,8 @@ TransformerLMConfig llama_config(const ModelShape& shape, std::int64_t ffn_multi
   c.block.rope = true;
   c.block.rope_theta = 10000.0;
   c.tie_weights = false;
-  // Normal(0, 0.02) weights as LLaMA's; tapegrad's gpt2 scheme also scales the residual
-  // projections by 1/√(2L), which Meta's recipe does not (a difference kept for comparability
-  // with the gpt2 preset; set init to pytorch or xavier to drop it).
-  c.init = InitScheme::gpt2;
+  // Normal(0, 0.02) weights and no residual-projection scaling, as Meta's recipe.
+  c.init = InitScheme::gpt2_unscaled;
   return c;
 }
 

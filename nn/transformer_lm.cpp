@@ -50,7 +50,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
 
   init_embedding(*tok_emb, c.init);
   if (pos_emb) init_embedding(*pos_emb, c.init);
-  if (lm_head && c.init == InitScheme::gpt2) init::normal_(lm_head->weight, 0.0, 0.02);
+  if (lm_head && (c.init == InitScheme::gpt2 || c.init == InitScheme::gpt2_unscaled)) init::normal_(lm_head->weight, 0.0, 0.02);
   init_blocks(*blocks, c.init, c.b2t_scaling.value_or(false));
 }
 

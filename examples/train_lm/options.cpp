@@ -68,7 +68,7 @@ Options::Options() {
   model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
       ->check(CLI::PositiveNumber);
   model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(CLI::Range(0.0, 0.99));
-  model_flag("--init", s.init, "gpt2, pytorch or xavier", "init")->check(CLI::IsMember({"gpt2", "pytorch", "xavier"}));
+  model_flag("--init", s.init, "gpt2, gpt2-unscaled, pytorch or xavier", "init")->check(CLI::IsMember({"gpt2", "gpt2-unscaled", "pytorch", "xavier"}));
   run_flag("--batch", s.batch, "sequences per step B")->check(CLI::PositiveNumber);
   local_flag("--steps", s.steps, "optimizer steps in total (larger on --resume: extends the run)")
       ->check(CLI::NonNegativeNumber);

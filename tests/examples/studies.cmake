@@ -8,7 +8,15 @@
 add_test(NAME examples.depth_study_smoke
   COMMAND depth_study --smoke --check --out ${CMAKE_BINARY_DIR}/examples/depth_study_test)
 set_tests_properties(examples.depth_study_smoke PROPERTIES
-  PASS_REGULAR_EXPRESSION "plan: 8 trained runs of 40 steps, 16 measured at initialization only, 8 sweep runs.*depth_study: all checks passed \\([0-9]+ files")
+  PASS_REGULAR_EXPRESSION "plan: 2 seed\\(s\\); profile 4 x 2 depths at init; grid 5 placements x 2 depths x 1 lrs \\(\\+1 x depths 6\\).*depth_study: all checks passed \\([0-9]+ files")
+# A malformed --setups entry is refused, naming the part that is wrong.
+add_test(NAME examples.depth_study_rejects_setup COMMAND depth_study --smoke --setups tied:gpt2:15,tide:xavier:0)
+set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
+  PASS_REGULAR_EXPRESSION "setup 'tide:xavier:0': the head is tied or untied, not 'tide'")
+# The sums the verdicts rest on (best lr, deepest trainable depth, droppable blocks, ...).
+add_executable(depth_study_summary_test ${CMAKE_CURRENT_LIST_DIR}/depth_study_summary_test.cpp)
+target_link_libraries(depth_study_summary_test PRIVATE tapegrad_depth_study Catch2::Catch2)
+add_test(NAME examples.depth_study_summary COMMAND depth_study_summary_test)
 # An unknown placement is refused, naming it.
 add_test(NAME examples.depth_study_rejects_placement COMMAND depth_study --placements pre,postln --smoke)
 set_tests_properties(examples.depth_study_rejects_placement PROPERTIES PASS_REGULAR_EXPRESSION "--placements: postln not in")

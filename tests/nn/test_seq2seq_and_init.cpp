@@ -144,6 +144,22 @@ TEST_CASE("Initialization schemes: gpt2, xavier, b2t scaling, deepnorm", "[trans
     REQUIRE(norm);
     CHECK(norm->weight.to_vector() == std::vector<double>(64, 1.0));
   }
+  SECTION("gpt2-unscaled: gpt2 without the 1/√(2L) of the residual projections; the name round-trips") {
+    manual_seed(8);
+    c.init = nn::InitScheme::gpt2_unscaled;
+    c.tie_weights = false;
+    nn::TransformerLM lm(c);
+    auto block = lm.blocks->at<nn::TransformerBlock>(1);
+    CHECK(std_of(block->attn->qkv->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(block->attn->out_proj->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(block->ffn->fc2->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(lm.lm_head->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(std_of(lm.tok_emb->weight) == Approx(0.02).epsilon(0.05));
+    CHECK(nn::init_scheme_name(nn::InitScheme::gpt2_unscaled) == "gpt2-unscaled");
+    CHECK(nn::init_scheme_from_name("gpt2-unscaled") == nn::InitScheme::gpt2_unscaled);
+    CHECK_THROWS_WITH(nn::init_scheme_from_name("gpt3"), Catch::Contains("gpt2-unscaled"));
+    CHECK(nn::llama_config({}).init == nn::InitScheme::gpt2_unscaled);  // Meta's recipe scales nothing
+  }
   SECTION("xavier: U(±√(6/(in+out))), embeddings N(0, 1/C)") {
     manual_seed(9);
     c.init = nn::InitScheme::xavier;

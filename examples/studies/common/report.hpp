@@ -48,6 +48,8 @@ struct Series {
   // Dashed line. The k-th dashed series takes the colour of the k-th solid one, so a chart of
   // two variants × three tasks shows each task in one colour, each variant in one line style.
   bool dashed = false;
+  std::vector<double> y_low = {}, y_high = {};  // TEMP
+  bool markers = false;               // TEMP
 };
 
 struct LineChart {
@@ -56,6 +58,7 @@ struct LineChart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   bool log_y = false;      // log10 axis; values <= 0 are left out
+  bool log_x = false;      // TEMP
   bool integer_x = false;  // x ticks at whole numbers only (layers, depths)
   int width = 720, height = 420;
 

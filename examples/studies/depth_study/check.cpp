@@ -49,21 +49,23 @@ void check_csv(const std::string& dir, const CsvSpec& spec, std::vector<std::str
       problems.push_back(path + " line " + std::to_string(n) + ": " + std::to_string(cells.size()) + " cells");
       continue;
     }
-    const bool may_be_non_finite = status_column < cells.size() && cells[status_column] == "non-finite";
+    const bool may_be_non_finite = status_column < cells.size() && cells[status_column] == "diverged";
     for (std::size_t c = spec.text_columns; c < cells.size(); ++c) {
       double v = 0;
+      if (cells[c].empty()) continue;  // not measured for this run
       if (!parse_number(cells[c], v)) problems.push_back(path + " line " + std::to_string(n) + ": " + spec.columns[c] + " = '" + cells[c] + "' is not a number");
       else if (!std::isfinite(v) && !may_be_non_finite)
         problems.push_back(path + " line " + std::to_string(n) + ": " + spec.columns[c] + " = " + cells[c] + " in a run that stayed finite");
     }
     rows.push_back(cells);
   }
-  if (rows.empty() && spec.file != "sweep.csv") problems.push_back(path + ": no rows");
+  if (rows.empty() && spec.file != "skip.csv" && spec.file != "translate.csv") problems.push_back(path + ": no rows");
 }
 
 }  // namespace
 
-std::vector<std::string> check_outputs(const std::string& dir, const std::vector<std::string>& written, const Settings& s) {
+std::vector<std::string> check_outputs(const std::string& dir, const std::vector<std::string>& written, const Settings& s,
+                                       const Results& results) {
   std::vector<std::string> problems = study::check_files(dir, written);
   std::vector<std::vector<std::vector<std::string>>> tables;
   for (const CsvSpec& spec : csv_specs()) {
@@ -74,23 +76,36 @@ std::vector<std::string> check_outputs(const std::string& dir, const std::vector
       problems.push_back(e.what());
     }
   }
-  // runs.csv: init, placement, status, depth, parameters, lr, steps, steps_done, initial_loss, final_train_loss, val_loss
+  // runs.csv: stage, placement, setup, outcome, depth, lr, seed, steps_done, initial_loss, final_train_loss, val_loss, ...
   int pre_runs = 0;
-  for (const auto& row : tables[0]) {
-    if (row[1] != "pre") continue;
+  for (const auto& row : tables[1]) {
+    if (row[0] != "grid" || row[1] != "pre") continue;
     ++pre_runs;
     const double initial = std::stod(row[8]), final_loss = std::stod(row[9]), val = std::stod(row[10]);
-    if (row[2] != "ok" || !(final_loss < initial) || !(val < initial))
-      problems.push_back("Pre-LN, L = " + row[3] + ", init " + row[0] + ": loss did not fall (status " + row[2] + ", first step " +
+    if (row[3] == "diverged" || !(final_loss < initial) || !(val < initial))
+      problems.push_back("Pre-LN, L = " + row[4] + ", seed " + row[6] + ": loss did not fall (" + row[3] + ", first step " +
                          row[8] + ", final " + row[9] + ", validation " + row[10] + ")");
   }
-  if (pre_runs == 0) problems.push_back("runs.csv has no Pre-LN run: --check needs 'pre' in --placements");
-  const std::size_t expected_runs = s.inits.size() * s.placements.size() * s.depths.size();
-  if (tables[0].size() != expected_runs)
-    problems.push_back("runs.csv has " + std::to_string(tables[0].size()) + " runs, expected " + std::to_string(expected_runs));
-  if (tables[4].size() != s.placements.size() * s.sweep_lrs.size())
-    problems.push_back("sweep.csv has " + std::to_string(tables[4].size()) + " runs, expected " +
-                       std::to_string(s.placements.size() * s.sweep_lrs.size()));
+  if (pre_runs == 0) problems.push_back("runs.csv has no Pre-LN grid run: --check needs 'pre' in --placements");
+  if (tables[1].size() != results.trained.size())
+    problems.push_back("runs.csv has " + std::to_string(tables[1].size()) + " runs, the study trained " +
+                       std::to_string(results.trained.size()));
+  // every claim has a verdict in both reports
+  for (const std::string file : {"report.md", "report.html"}) {
+    std::string text;
+    try {
+      text = tapegrad::io::read_file(dir + "/" + file);
+    } catch (const std::exception& e) {
+      problems.push_back(e.what());
+      continue;
+    }
+    for (int claim = 1; claim <= 10; ++claim)
+      if (text.find("Claim " + std::to_string(claim) + ":") == std::string::npos)
+        problems.push_back(file + " has no section for claim " + std::to_string(claim));
+    if (text.find("Verdict") == std::string::npos && text.find("verdict") == std::string::npos)
+      problems.push_back(file + " holds no verdict");
+  }
+  (void)s;
   return problems;
 }
 

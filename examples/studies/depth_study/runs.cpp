@@ -47,7 +47,29 @@ Data make_data(const data::TokenStream& stream, std::int64_t vocab_size, std::in
   return d;
 }
 
-std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int64_t depth, const std::string& init,
+std::string Setup::name() const { return std::string(tied_head ? "tied" : "untied") + ":" + init + ":" + std::to_string(warmup); }
+
+Setup Setup::parse(const std::string& text) {
+  const auto first = text.find(':'), second = text.find(':', first == std::string::npos ? first : first + 1);
+  if (first == std::string::npos || second == std::string::npos)
+    throw ValueError("setup '" + text + "': expected HEAD:INIT:WARMUP, e.g. untied:gpt2-unscaled:15");
+  Setup s;
+  const std::string head = text.substr(0, first), warmup = text.substr(second + 1);
+  if (head != "tied" && head != "untied") throw ValueError("setup '" + text + "': the head is tied or untied, not '" + head + "'");
+  s.tied_head = head == "tied";
+  s.init = text.substr(first + 1, second - first - 1);
+  nn::init_scheme_from_name(s.init);  // throws, naming the valid ones
+  if (warmup.empty() || warmup.find_first_not_of("0123456789") != std::string::npos)
+    throw ValueError("setup '" + text + "': the warm-up is a number of steps, not '" + warmup + "'");
+  s.warmup = std::stoll(warmup);
+  return s;
+}
+
+std::string Setup::describe() const {
+  return std::string(tied_head ? "tied" : "untied") + " head, " + init + " init, " + std::to_string(warmup) + " warm-up steps";
+}
+
+std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int64_t depth, const Setup& setup,
                                                const ModelShape& shape, std::int64_t vocab_size, std::uint64_t seed) {
   manual_seed(seed);
   nn::TransformerLMConfig config;
@@ -61,7 +83,14 @@ std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int6
   config.block.norm = variant.norm;
   config.block.residual_scale = variant.residual_scale;
   config.b2t_scaling = variant.b2t_scaling;
-  config.init = nn::init_scheme_from_name(init);
+  if (variant.llama) {
+    config.block.activation = nn::Activation::swiglu;
+    config.block.d_ff = nn::llama_ffn_hidden(shape.d_model, 8);
+    config.block.bias = false;
+    config.block.rope = true;
+  }
+  config.tie_weights = setup.tied_head;
+  config.init = nn::init_scheme_from_name(setup.init);
   return std::make_shared<nn::TransformerLM>(config);
 }
 
@@ -133,6 +162,17 @@ double validation_loss(nn::TransformerLM& model, const Data& data) {
     n += count;
   }
   return total / static_cast<double>(n);
+}
+
+std::vector<double> skip_block_losses(nn::TransformerLM& model, const Data& data) {
+  std::vector<double> losses;
+  for (std::size_t l = 0; l < model.blocks->size(); ++l) {
+    HookHandle skip = (*model.blocks)[l]->register_forward_hook(
+        [](nn::Module&, const TensorList& inputs, Tensor& output) { output = inputs[0]; });
+    losses.push_back(validation_loss(model, data));
+    skip.remove();
+  }
+  return losses;
 }
 
 TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions& o,

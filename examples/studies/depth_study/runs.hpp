@@ -39,11 +39,26 @@ Data make_data(const tapegrad::data::TokenStream& stream, std::int64_t vocab_siz
 struct ModelShape {
   std::int64_t d_model = 64, heads = 4, seq_len = 32;
 };
+// The settings the claims turn out to depend on (the report shows them side by side): the
+// init scheme (nn/model_init.hpp: gpt2, gpt2-unscaled, pytorch, xavier), whether the LM head
+// is tied to the token embedding, and the warm-up steps of the schedule.
+struct Setup {
+  std::string init = "gpt2-unscaled";
+  bool tied_head = false;
+  std::int64_t warmup = 15;
+
+  // "untied:gpt2-unscaled:15", the form of --setups; parse() throws ValueError naming the part.
+  std::string name() const;
+  static Setup parse(const std::string& text);
+  // "untied head, gpt2-unscaled init, 15 warm-up steps"
+  std::string describe() const;
+  bool operator==(const Setup&) const = default;
+};
 // The model of one run; built right after manual_seed(seed), so that runs that differ only
 // in the variant start from the same embeddings.
-std::shared_ptr<tapegrad::nn::TransformerLM> build_model(const Variant& variant, std::int64_t depth,
-                                                         const std::string& init, const ModelShape& shape,
-                                                         std::int64_t vocab_size, std::uint64_t seed);
+std::shared_ptr<tapegrad::nn::TransformerLM> build_model(const Variant& variant, std::int64_t depth, const Setup& setup,
+                                                         const ModelShape& shape, std::int64_t vocab_size,
+                                                         std::uint64_t seed);
 
 struct Snapshot {
   double loss = 0;                  // mean cross-entropy on the probe batch
@@ -86,5 +101,8 @@ TrainResult train(tapegrad::nn::TransformerLM& model, const Data& data, const Tr
 
 // Mean cross-entropy over the validation batches.
 double validation_loss(tapegrad::nn::TransformerLM& model, const Data& data);
+// [l-1] = the validation loss with block l skipped (its output replaced by its input, by a
+// forward hook): how much the trained model relies on that block.
+std::vector<double> skip_block_losses(tapegrad::nn::TransformerLM& model, const Data& data);
 
 }  // namespace depth_study

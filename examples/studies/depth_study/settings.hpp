@@ -1,7 +1,21 @@
 // settings.hpp — every setting of a depth-study run; each one is a command-line option of
-// depth_study. The defaults (d_model 64, 4 heads, 32 tokens of context, batches of 8, 150
-// steps; the sweep at depth 12 for 80 steps) were sized so that the whole study, 16 trained
-// runs up to 48 blocks deep, finishes in about ten minutes on 2 cores.
+// depth_study (main.cpp). The study runs in stages, each answering some of the claims
+// (claims.hpp lists which):
+//
+//   profile   every placement at every profile depth, at initialization only, per seed:
+//             gradient and activation RMS of each block (claims 1, 3, 8)
+//   grid      placements × depths × learning rates × seeds, trained: which depth still trains,
+//             the deepest-trainable-depth chart, and, at --skip-depth, the similarity of
+//             consecutive layers and the loss when each block is skipped (claims 2–7, 9)
+//   lr        a finer learning-rate sweep at one depth (claim 6)
+//   setups    the same placements at one depth under each --setups (init, tied head, warm-up),
+//             side by side: which claims depend on the setup
+//   translate examples/translate's encoder-decoders at several depths (claim 7)
+//   torch     a subset of the grid again in PyTorch, on the same data and settings
+//
+// The defaults (d_model 32, 4 heads, 32 tokens of context, batches of 16, 80 steps, 3 seeds)
+// were sized so that the default run finishes in about ten minutes on 2 cores; --full runs the
+// complete study (docs/depth-study.md gives its runtime).
 #pragma once
 
 #include <algorithm>
@@ -13,34 +27,63 @@
 
 namespace depth_study {
 
-struct Settings : study::Machinery {  // seed, threads, --out, --smoke, --check
+struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out, --smoke, --check
   // data
   std::string data;  // empty: the default corpus (data::Corpus::default_corpus)
   std::string tokenizer = "char";
   std::int64_t bpe_vocab = 512;
-  // what is compared
-  std::vector<std::string> placements = {"none", "post", "pre", "b2t"};
-  std::vector<std::int64_t> depths = {6, 12, 24, 48};
-  std::vector<std::string> inits = {"gpt2"};                             // trained runs
-  std::vector<std::string> compare_inits = {"gpt2", "pytorch", "xavier"};  // measured at initialization only
-  // model and training, the same for every run
-  ModelShape shape;
+  // the model and training every stage shares
+  ModelShape shape{32, 4, 32};
+  Setup setup;  // init, head; its warm-up is --warmup
   TrainOptions train;
-  std::int64_t probe_batch = 16, eval_batches = 8;
-  // learning-rate sweep
-  std::int64_t sweep_depth = 12, sweep_steps = 80;
-  std::vector<double> sweep_lrs = {3e-4, 1e-3, 3e-3, 1e-2};
+  std::vector<std::uint64_t> seeds = {1, 2, 3};
+  std::int64_t probe_batch = 16, eval_batches = 4;
+  // a run "trains" when its loss stays finite and its validation loss ends at least this far
+  // (nats per token) below the unigram model's: it learned to use the context
+  double plateau_margin = 0.1;
+  // profile
+  std::vector<std::string> profile_placements = {"none", "post", "pre", "b2t", "pre-scaled", "post-scaled", "deepnorm",
+                                                 "llama"};
+  std::vector<std::int64_t> profile_depths = {3, 6, 12, 24, 48, 96, 128};
+  // grid
+  std::vector<std::string> placements = {"none", "post", "pre", "b2t", "deepnorm", "peri", "mixln", "lns", "llama"};
+  std::vector<std::int64_t> depths = {3, 6, 12, 24};
+  std::vector<double> lrs = {1e-3, 3e-3};
+  // the deepest grid runs, for a few placements and one learning rate only: a 128-block run
+  // costs as much as a whole row of the grid
+  std::vector<std::string> deep_placements = {"none", "pre", "llama"};
+  std::vector<std::int64_t> deep_depths = {48, 128};
+  double deep_lr = 1e-3;
+  // recompute each block's activations in the backward pass (nn::checkpoint) in runs of at
+  // least this many blocks: memory of one block instead of L, for a third more compute
+  // (0: never). Off by default: at d_model 32, 128 blocks fit in well under 1 GB.
+  std::int64_t checkpoint_from = 0;
+  std::int64_t skip_depth = 12;   // effective depth measured on the grid's runs of this depth
+  double skip_threshold = 0.01;   // a block is droppable when skipping it raises the val loss by less than this share
+  // lr
+  std::vector<std::string> lr_placements = {"post", "pre", "b2t"};
+  std::int64_t lr_depth = 6;
+  std::vector<double> lr_sweep = {5e-4, 1e-3, 2e-3, 4e-3, 8e-3};
+  // setups
+  std::vector<std::string> setup_placements = {"post", "pre", "b2t"};
+  std::int64_t setup_depth = 6;
+  std::vector<std::string> setups = {"untied:gpt2-unscaled:15", "tied:gpt2:15", "untied:gpt2:15", "tied:gpt2-unscaled:15",
+                                     "untied:pytorch:15", "untied:xavier:15", "untied:gpt2-unscaled:0"};
+  // translate (examples/translate's task and models)
+  std::vector<std::string> translate_placements = {"post", "pre", "b2t"};
+  std::vector<std::int64_t> translate_layers = {6, 12, 18};
+  std::int64_t translate_steps = 100, translate_d_model = 32;
+  // torch
+  std::vector<std::string> torch_placements = {"post", "pre", "b2t"};
+  std::int64_t torch_depth = 6;
+  std::string python;  // "": python3, then Debian's /usr/bin/python3
+  bool torch = true;
+  bool full = false;
 
-  Settings() { seed = 1234, out = "depth_study_out"; }
-
-  // The inits measured at all: the trained ones, then the other compared ones.
-  std::vector<std::string> all_inits() const {
-    std::vector<std::string> all = inits;
-    for (const auto& i : compare_inits)
-      if (std::find(all.begin(), all.end(), i) == all.end()) all.push_back(i);
-    return all;
+  Settings() {
+    seed = 1, out = "depth_study_out";
+    train.batch = 16, train.steps = 80, train.lr = 3e-3;
   }
-  bool is_trained(const std::string& init) const { return std::find(inits.begin(), inits.end(), init) != inits.end(); }
 };
 
 }  // namespace depth_study

@@ -28,7 +28,10 @@ std::vector<Variant> derived_variants() {
   Variant pre_scaled = derived("pre-scaled", "Pre-LN x/√2", Placement::pre, "α = 1/√2");
   Variant post_scaled = derived("post-scaled", "Post-LN x/√2", Placement::post, "α = 1/√2");
   pre_scaled.residual_scale = post_scaled.residual_scale = inv_sqrt2;
-  return {b2t_scaled, pre_rms, post_rms, pre_scaled, post_scaled};
+  Variant llama = derived("llama", "LLaMA", Placement::pre, "N = RMSNorm, a SwiGLU FFN, RoPE, no biases");
+  llama.norm = NormKind::rmsnorm;
+  llama.llama = true;
+  return {b2t_scaled, pre_rms, post_rms, pre_scaled, post_scaled, llama};
 }
 
 }  // namespace

@@ -9,6 +9,8 @@
 //     b2t-scaled    b2t with every Linear weight of the blocks × L^-½ at init (b2t_scaling, nn/model_init.hpp)
 //     pre-rmsnorm   pre with N = RMSNorm          post-rmsnorm  post with N = RMSNorm
 //     pre-scaled    pre with α = 1/√2             post-scaled   post with α = 1/√2
+//     llama         pre with N = RMSNorm, a SwiGLU FFN, rotary positions and no biases
+//                   (Touvron et al. 2023; nn::llama_config)
 #pragma once
 
 #include <string>
@@ -26,6 +28,7 @@ struct Variant {
   tapegrad::nn::NormKind norm = tapegrad::nn::NormKind::layernorm;
   double residual_scale = 1.0;
   bool b2t_scaling = false;  // the blocks' Linear weights × L^(-1/2) at init
+  bool llama = false;        // SwiGLU FFN of LLaMA's width, RoPE instead of a position table, no biases
 };
 
 // The registered placements, in the registry's order, then the derived variants.

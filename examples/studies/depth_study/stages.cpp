@@ -1,0 +1,221 @@
+// stages.cpp — the stages of a depth-study run, in the order of settings.hpp, with one
+// progress line and ETA over all of them.
+#include "stages.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+
+#include "common/study.hpp"
+#include "translate/run.hpp"
+
+namespace depth_study {
+
+using namespace tapegrad;
+
+namespace {
+
+std::atomic<bool> interrupted{false};
+extern "C" void on_sigint(int) { interrupted = true; }
+
+void stop_if_interrupted(const Settings& s) {
+  if (interrupted)
+    throw study::Interrupted("interrupted: nothing written (files of earlier runs in " + s.out + " are untouched)");
+}
+
+// What a model that ignores the context reaches (training::Unigram): the plateau.
+void unigram_baselines(const data::TokenStream& stream, const Data& data, SetupInfo& info) {
+  training::Unigram unigram(data.vocab_size);
+  unigram.add_all(stream.tokens(data::Split::train));
+  info.unigram_train = unigram.cross_entropy(stream.tokens(data::Split::train));
+  std::vector<std::int64_t> targets;
+  for (const data::Batch& b : data.validation)
+    for (auto t : b.targets.to_vector<std::int64_t>()) targets.push_back(t);
+  info.unigram_validation = unigram.cross_entropy(targets);
+}
+
+// The runs of the study, and the work they take in block-steps (a step of an L-block model
+// costs about L).
+struct Planner {
+  const Settings& s;
+  double probe_cost() const { return 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(s.train.batch); }
+  double total() const {
+    const double seeds = static_cast<double>(s.seeds.size());
+    double work = 0;
+    for (auto d : s.profile_depths) work += seeds * static_cast<double>(s.profile_placements.size() * d) * probe_cost();
+    const double steps = static_cast<double>(s.train.steps + s.eval_batches);
+    for (auto d : s.depths) work += seeds * static_cast<double>(s.placements.size() * s.lrs.size() * d) * steps;
+    for (auto d : s.deep_depths) work += seeds * static_cast<double>(s.deep_placements.size() * d) * steps;
+    work += seeds * static_cast<double>(s.lr_placements.size() * s.lr_sweep.size() * s.lr_depth) * steps;
+    work += seeds * static_cast<double>(s.setup_placements.size() * s.setups.size() * s.setup_depth) * steps;
+    for (auto l : s.translate_layers)
+      work += seeds * static_cast<double>(s.translate_placements.size() * l * s.translate_steps);  // train_run counts layers per step
+    return work;
+  }
+};
+
+}  // namespace
+
+std::string outcome_of(const TrainResult& r, double unigram_validation, double margin) {
+  if (r.status == "non-finite") return "diverged";
+  return r.val_loss < unigram_validation - margin ? "trains" : "plateau";
+}
+
+Results run_stages(Settings& s, const std::string& command) {
+  std::signal(SIGINT, on_sigint);
+  Results res;
+  SetupInfo& info = res.info;
+  info.command = command;
+  info.threads = get_num_threads();
+
+  // ---- data: the same tokens, probe batch and validation batches for every run
+  const data::Corpus corpus = s.data.empty() ? data::Corpus::default_corpus() : data::Corpus::from_files({s.data});
+  std::unique_ptr<data::Tokenizer> tokenizer;
+  if (s.tokenizer == "bpe")
+    tokenizer = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::train(corpus.texts(), s.bpe_vocab));
+  else
+    tokenizer = std::make_unique<data::CharTokenizer>(data::CharTokenizer::from_texts(corpus.texts()));
+  const data::TokenStream stream(corpus, *tokenizer, 0.1);
+  const std::int64_t V = tokenizer->vocab_size();
+  const Data data = make_data(stream, V, s.probe_batch, s.eval_batches, s.train.batch, s.shape.seq_len);
+  s.train.seq_len = s.shape.seq_len;
+  info.data = std::to_string(corpus.names().size()) + " file(s), " + std::to_string(corpus.num_bytes()) + " bytes" +
+              (s.data.empty() ? " (the default corpus: the licence texts of /usr/share/common-licenses)" : ": " + s.data);
+  info.tokenizer = tokenizer->name();
+  info.vocab_size = V;
+  info.train_tokens = stream.size(data::Split::train);
+  info.val_tokens = stream.size(data::Split::val);
+  unigram_baselines(stream, data, info);
+  std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
+              "%.4f (validation batches) nats/token\n",
+              info.data.c_str(), info.tokenizer.c_str(), static_cast<long long>(V), static_cast<long long>(info.train_tokens),
+              static_cast<long long>(info.val_tokens), info.unigram_train, info.unigram_validation);
+  std::printf("rerun with: %s\n", info.command.c_str());
+
+  const Planner plan{s};
+  training::Progress progress(plan.total());
+  info.load_start = progress.load_at_start;
+  std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
+              "depths %s); lr sweep %zu x %zu; setups %zu x %zu; translate %zu x %zu; %lld steps per LM run\n",
+              s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
+              s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(),
+              s.lr_placements.size(), s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(),
+              s.translate_placements.size(), s.translate_layers.size(), static_cast<long long>(s.train.steps));
+  std::fflush(stdout);
+
+  // ---- profile: at initialization only
+  for (std::uint64_t seed : s.seeds)
+    for (std::int64_t depth : s.profile_depths)
+      for (const std::string& name : s.profile_placements) {
+        stop_if_interrupted(s);
+        ProfileRecord r{&variant_from_name(name), depth, seed, {}};
+        auto model = build_model(*r.variant, depth, s.setup, s.shape, V, seed);
+        r.at_init = measure(*model, data.probe);
+        progress.done += static_cast<double>(depth) * plan.probe_cost();
+        progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " seed " + std::to_string(seed));
+        res.profile.push_back(std::move(r));
+      }
+
+  // ---- the trained stages
+  auto train_one = [&](const std::string& stage, const std::string& name, std::int64_t depth, double lr, const Setup& setup,
+                       std::uint64_t seed) {
+    stop_if_interrupted(s);
+    TrainedRecord r;
+    r.stage = stage, r.variant = &variant_from_name(name), r.depth = depth, r.lr = lr, r.setup = setup, r.seed = seed;
+    auto model = build_model(*r.variant, r.depth, r.setup, s.shape, V, r.seed);
+    if (s.checkpoint_from > 0 && r.depth >= s.checkpoint_from) model->set_activation_checkpointing(true);
+    TrainOptions o = s.train;
+    o.lr = r.lr;
+    o.warmup = r.setup.warmup;
+    o.batch_seed = r.seed ^ 0x5eedULL;
+    const std::string what = r.stage + " " + r.variant->label + " L=" + std::to_string(r.depth) + " lr " + study::fmt(r.lr) +
+                             (r.stage == "setups" ? " " + r.setup.name() : "") + " seed " + std::to_string(r.seed);
+    r.train = train(*model, data, o, [&](std::int64_t step, double loss) {
+      progress.done += static_cast<double>(r.depth);
+      char line[240];
+      std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f", what.c_str(), static_cast<long long>(step),
+                    static_cast<long long>(o.steps), loss);
+      progress.show(line);
+      return !interrupted;
+    });
+    stop_if_interrupted(s);
+    progress.done += static_cast<double>(r.depth * s.eval_batches);
+    r.outcome = outcome_of(r.train, info.unigram_validation, s.plateau_margin);
+    if (r.stage == "grid" && r.depth == s.skip_depth && r.outcome != "diverged") {
+      r.after = measure(*model, data.probe);
+      model->zero_grad();
+      r.skip_losses = skip_block_losses(*model, data);
+      r.measured_after = true;
+    }
+    progress.line(what + ": val " + study::fmt(r.train.val_loss) + " (" + r.outcome + ")");
+    res.trained.push_back(std::move(r));
+  };
+  for (std::uint64_t seed : s.seeds) {
+    for (std::int64_t depth : s.depths)
+      for (const std::string& name : s.placements)
+        for (double lr : s.lrs) train_one("grid", name, depth, lr, s.setup, seed);
+    for (std::int64_t depth : s.deep_depths)
+      for (const std::string& name : s.deep_placements) train_one("grid", name, depth, s.deep_lr, s.setup, seed);
+    for (const std::string& name : s.lr_placements)
+      for (double lr : s.lr_sweep) train_one("lr", name, s.lr_depth, lr, s.setup, seed);
+    for (const std::string& text : s.setups)
+      for (const std::string& name : s.setup_placements)
+        train_one("setups", name, s.setup_depth, s.train.lr, Setup::parse(text), seed);
+  }
+
+  // ---- translate: examples/translate's task and models, its own defaults but the study's seeds
+  if (!s.translate_layers.empty() && !s.translate_placements.empty()) {
+    translate::Settings ts;
+    ts.steps = s.translate_steps;
+    ts.warmup = std::max<std::int64_t>(1, s.translate_steps / 10);
+    ts.d_model = s.translate_d_model;
+    ts.eval_interval = s.translate_steps;
+    ts.examples = 0;
+    ts.val_size = s.smoke ? 32 : 128;
+    ts.batch = s.smoke ? 16 : 32;
+    for (std::uint64_t seed : s.seeds) {
+      ts.seed = seed;
+      const translate::TranslationData td(ts.val_size, seed + 1);
+      if (seed == s.seeds.front()) res.translate_unigram = td.unigram_baseline(seed + 2);
+      for (std::int64_t layers : s.translate_layers)
+        for (const std::string& p : s.translate_placements) {
+          stop_if_interrupted(s);
+          const translate::RunResult r = translate::train_one(p, layers, td, ts, progress);
+          TranslateRecord t{p, layers, seed, r.diverged(), r.diverged() ? NAN : r.val_loss.back(), r.exact_match,
+                            r.token_accuracy, r.seconds};
+          progress.line("translate " + translate::run_name(p, layers) + " seed " + std::to_string(seed) + ": " +
+                        (t.diverged ? std::string("diverged") : "val " + study::fmt(t.val_loss) + ", exact match " +
+                                                                    study::fmt(t.exact_match, 3)));
+          res.translate.push_back(t);
+        }
+    }
+  }
+
+  // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings
+  if (s.torch && !s.torch_placements.empty()) {
+    TorchSetup t;
+    t.vocab_size = V, t.d_model = s.shape.d_model, t.heads = s.shape.heads, t.seq_len = s.shape.seq_len;
+    t.batch = s.train.batch, t.steps = s.train.steps, t.warmup = s.setup.warmup;
+    t.lr_default = s.train.lr, t.schedule = s.train.schedule, t.min_lr_ratio = s.train.min_lr_ratio;
+    t.weight_decay = s.train.weight_decay, t.clip = s.train.clip, t.beta2 = s.train.beta2;
+    t.init = s.setup.init, t.tie_head = s.setup.tied_head;
+    t.placements = s.torch_placements, t.depths = {s.torch_depth}, t.lrs = {s.train.lr}, t.seeds = s.seeds;
+    const std::string dir = s.out + "/torch";
+    std::filesystem::create_directories(dir);
+    export_for_torch(dir, data, t);
+    progress.line("torch: running the PyTorch twin of " + study::join(s.torch_placements) + " at depth " +
+                  std::to_string(s.torch_depth) + " ...");
+    res.torch = run_torch(dir, s.python);
+    progress.line(res.torch.skipped.empty() ? "torch: " + std::to_string(res.torch.runs.size()) + " runs with PyTorch " +
+                                                  res.torch.torch_version
+                                            : "torch: not run: " + res.torch.skipped);
+  }
+
+  info.seconds = progress.elapsed();
+  info.load_end = training::load_average();
+  return res;
+}
+
+}  // namespace depth_study

@@ -1,0 +1,85 @@
+// stages.hpp — the stages of a depth-study run (settings.hpp lists them) and what each one
+// records. Every stage runs every configuration once per seed: seed s draws the model's
+// initial weights (manual_seed(s)) and the order of the training batches (s ^ 0x5eed), so
+// that runs with the same seed differ only in what the stage compares.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runs.hpp"
+#include "settings.hpp"
+#include "torch_twin.hpp"
+
+namespace depth_study {
+
+// What the report says about the data and the machine.
+struct SetupInfo {
+  std::string command;   // the command that reruns the study, every setting spelled out
+  std::string invoked;   // the command line as typed
+  std::string data;      // "3 file(s), 123456 bytes: ..."
+  std::string tokenizer;
+  std::int64_t vocab_size = 0, train_tokens = 0, val_tokens = 0;
+  // Cross-entropy of the train split's unigram model on the train split and on the
+  // validation batches: what a model blind to the context reaches (the plateau).
+  double unigram_train = 0, unigram_validation = 0;
+  int threads = 0;
+  std::string load_start, load_end;
+  double seconds = 0;
+};
+
+// profile: one placement, depth and seed at initialization.
+struct ProfileRecord {
+  const Variant* variant = nullptr;
+  std::int64_t depth = 0;
+  std::uint64_t seed = 0;
+  Snapshot at_init;
+};
+
+// grid, lr and setups: one trained run.
+struct TrainedRecord {
+  std::string stage;  // "grid", "lr" or "setups"
+  const Variant* variant = nullptr;
+  std::int64_t depth = 0;
+  double lr = 0;
+  Setup setup;
+  std::uint64_t seed = 0;
+  TrainResult train;
+  // "trains" (finite, and the validation loss at least --plateau-margin below the unigram
+  // model's), "plateau" (finite, but not that far below) or "diverged" (a NaN or Inf loss)
+  std::string outcome;
+  // grid runs at --skip-depth that trained: the snapshot after training (cosines of
+  // consecutive layers) and the validation loss with each block skipped
+  bool measured_after = false;
+  Snapshot after;
+  std::vector<double> skip_losses;
+};
+
+// translate: one encoder-decoder run of examples/translate.
+struct TranslateRecord {
+  std::string placement;
+  std::int64_t layers = 0;
+  std::uint64_t seed = 0;
+  bool diverged = false;
+  double val_loss = 0, exact_match = 0, token_accuracy = 0, seconds = 0;
+};
+
+struct Results {
+  SetupInfo info;
+  std::vector<ProfileRecord> profile;
+  std::vector<TrainedRecord> trained;
+  std::vector<TranslateRecord> translate;
+  double translate_unigram = 0;  // the translation task's unigram baseline
+  TorchOutcome torch;            // torch.skipped says why when it did not run
+};
+
+// Runs every stage of the settings (a stage with nothing to run is skipped) and returns what
+// they measured; command reruns the study (it is printed first). Ctrl-C stops it with
+// study::Interrupted.
+Results run_stages(Settings& s, const std::string& command);
+
+// The outcome of a training run, by the rule of TrainedRecord::outcome.
+std::string outcome_of(const TrainResult& r, double unigram_validation, double margin);
+
+}  // namespace depth_study
