@@ -23,7 +23,7 @@ done
 
 build=${TAPEGRAD_BUILD_DIR:-build}
 jobs=$(nproc)
-bash scripts/deps.sh
+bash scripts/deps.sh --tests
 
 # stage NAME DIR CMAKE_ARGS...: configure, build and ctest in DIR; prints the time taken.
 stage() {

@@ -8,7 +8,16 @@
 add_test(NAME examples.depth_study_smoke
   COMMAND depth_study --smoke --check --out ${CMAKE_BINARY_DIR}/examples/depth_study_test)
 set_tests_properties(examples.depth_study_smoke PROPERTIES
-  PASS_REGULAR_EXPRESSION "plan: 2 seed\\(s\\); profile 4 x 2 depths at init; grid 5 placements x 2 depths x 1 lrs \\(\\+1 x depths 6\\).*depth_study: all checks passed \\([0-9]+ files")
+  PASS_REGULAR_EXPRESSION "plan: 2 seed\\(s\\); profile 4 x 2 depths at init; grid 5 placements x 2 depths x 1 lrs \\(\\+1 x depths 6\\).*depth_study: all checks passed \\([0-9]+ files"
+  FIXTURES_SETUP depth_study_smoke_out)
+# Its report.html in headless Chromium: every chart drawn, nothing on the console, nothing
+# fetched, a screenshot beside it (render_html.sh says how). Skipped without Chromium
+# (bash scripts/deps.sh --tests installs it).
+add_test(NAME examples.report_html_render
+  COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/render_html.sh ${CMAKE_BINARY_DIR}/examples/depth_study_test/report.html
+          ${CMAKE_BINARY_DIR}/examples/depth_study_test/report_html.png)
+set_tests_properties(examples.report_html_render PROPERTIES
+  FIXTURES_REQUIRED depth_study_smoke_out SKIP_RETURN_CODE 77 TIMEOUT 180)
 # A malformed --setups entry is refused, naming the part that is wrong.
 add_test(NAME examples.depth_study_rejects_setup COMMAND depth_study --smoke --setups tied:gpt2:15,tide:xavier:0)
 set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
@@ -34,3 +43,9 @@ add_test(NAME examples.adaln_conditional_smoke
   COMMAND adaln_conditional --smoke --check --threads 1 --out ${CMAKE_BINARY_DIR}/examples/adaln_conditional_test)
 set_tests_properties(examples.adaln_conditional_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| adaln_zero \\| sort \\|.*\\| task_token \\| all \\|.*adaln_conditional: check passed")
+
+# study::Document (report.md and report.html) and the LineChart options of the reports: a Catch2
+# program of its own, as it links tapegrad_study (tests/examples/document_test.cpp).
+add_executable(study_tests ${PROJECT_SOURCE_DIR}/tests/main.cpp ${CMAKE_CURRENT_LIST_DIR}/document_test.cpp)
+target_link_libraries(study_tests PRIVATE tapegrad_study Catch2::Catch2)
+catch_discover_tests(study_tests TEST_PREFIX "examples.study.")

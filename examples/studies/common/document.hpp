@@ -13,7 +13,8 @@
 //   io::write_file_atomic(dir + "/report.html", doc.html());
 //
 // Paragraphs, bullets, captions and verdict texts take a little inline Markdown: `code`,
-// **bold** and *italic*; everything else is text (HTML-escaped in report.html).
+// **bold** and *italic*; everything else is text (HTML-escaped in report.html). report.html
+// renders headings and table cells the same way, as GitHub does in report.md.
 #pragma once
 
 #include <string>
@@ -60,6 +61,9 @@ class Document {
     LineChart chart{"", "", ""};
     Verdict verdict = Verdict::not_measured;
   };
+  // A new block of this kind at the end, for the caller to fill in.
+  Block& add(Block::Kind kind);
+
   std::string title_;
   std::vector<Block> blocks_;
 };

@@ -26,6 +26,20 @@ std::string join(const std::vector<std::string>& items, const std::string& separ
   return out;
 }
 
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    switch (c) {
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '&': out += "&amp;"; break;
+      case '"': out += "&quot;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
 Table::Table(std::vector<std::string> columns) : columns_(std::move(columns)) {}
 
 void Table::add(std::vector<std::string> row) {
@@ -56,20 +70,6 @@ std::string csv_cell(const std::string& s) {
   std::string q = "\"";
   for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
   return q + "\"";
-}
-
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 // "Nice" tick positions covering [lo, hi]: steps of 1, 2 or 5 times a power of ten, and at
@@ -103,6 +103,18 @@ std::vector<double> log_ticks(double lo, double hi) {
   return ticks;
 }
 
+// Ticks of a log10 x axis (lo, hi are exponents). Over two decades or more, log_ticks' powers of
+// ten; under two, 1, 2 and 5 times each power of ten as well (a sweep of 1e-4 to 3e-3 gets five
+// ticks, not two), and when even those are fewer than two, log_ticks' nice steps of the values.
+std::vector<double> log_x_ticks(double lo, double hi) {
+  if (hi - lo >= 2) return log_ticks(lo, hi);
+  std::vector<double> ticks;
+  for (double e = std::floor(lo); e <= hi; ++e)
+    for (double m : {1.0, 2.0, 5.0})
+      if (const double t = e + std::log10(m); t >= lo - 1e-9 && t <= hi + 1e-9) ticks.push_back(t);
+  return ticks.size() >= 2 ? ticks : log_ticks(lo, hi);
+}
+
 // Distinguishable colours (Okabe-Ito, safe for colour-blind readers); past 8, dotted repeats.
 const char* kColors[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"};
 }  // namespace
@@ -124,26 +136,46 @@ LineChart::LineChart(std::string title, std::string x_label, std::string y_label
     : title(std::move(title)), x_label(std::move(x_label)), y_label(std::move(y_label)) {}
 
 std::string LineChart::svg() const {
+  for (const auto& s : series)
+    for (const auto* bars : {&s.y_low, &s.y_high})
+      if (!bars->empty() && bars->size() != s.y.size())
+        throw std::invalid_argument("LineChart::svg: series '" + s.name + "' has " + std::to_string(bars->size()) +
+                                    " error-bar values for " + std::to_string(s.y.size()) + " y values");
   // Plot area inside margins; the legend sits to the right of it.
   const double left = 70, right = 170, top = 36, bottom = 50;
   const double pw = width - left - right, ph = height - top - bottom;
+  // Axis coordinates: log10 of the values on a log axis, the values themselves otherwise.
+  auto tx = [&](double x) { return log_x ? std::log10(x) : x; };
   auto ty = [&](double y) { return log_y ? std::log10(y) : y; };
   auto usable = [&](double y) { return std::isfinite(y) && (!log_y || y > 0); };
+  auto usable_x = [&](double x) { return std::isfinite(x) && (!log_x || x > 0); };
+  // Whether point i of s is drawn, and whether an error-bar end of it is (bars: y_low or y_high).
+  auto drawn = [&](const Series& s, std::size_t i) { return usable(s.y[i]) && usable_x(s.x[i]); };
+  auto bar_end = [&](const std::vector<double>& bars, std::size_t i) { return !bars.empty() && usable(bars[i]); };
 
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const auto& s : series)
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!usable(s.y[i]) || !std::isfinite(s.x[i])) continue;
-      x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
+      if (!drawn(s, i)) continue;
+      x0 = std::min(x0, tx(s.x[i])), x1 = std::max(x1, tx(s.x[i]));
       y0 = std::min(y0, ty(s.y[i])), y1 = std::max(y1, ty(s.y[i]));
+      for (const auto* bars : {&s.y_low, &s.y_high})
+        if (bar_end(*bars, i)) y0 = std::min(y0, ty((*bars)[i])), y1 = std::max(y1, ty((*bars)[i]));
     }
   const bool empty = !(x0 <= x1);
   if (empty) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
   if (x1 == x0) x0 -= 0.5, x1 += 0.5;
   if (y1 == y0) y0 -= 0.5, y1 += 0.5;
+  // Markers and error-bar caps at the first and last x would be cut by the frame: room for them.
+  auto marked = [](const Series& s) { return s.markers || !s.y_low.empty() || !s.y_high.empty(); };
+  if (std::any_of(series.begin(), series.end(), marked)) {
+    const double x_pad = 0.03 * (x1 - x0);
+    x0 -= x_pad, x1 += x_pad;
+  }
   const double pad = 0.04 * (y1 - y0);
   y0 -= pad, y1 += pad;
-  auto px = [&](double x) { return left + (x - x0) / (x1 - x0) * pw; };
+  auto px_axis = [&](double t) { return left + (t - x0) / (x1 - x0) * pw; };  // t in axis coordinates
+  auto px = [&](double x) { return px_axis(tx(x)); };
   auto py = [&](double y) { return top + (1 - (ty(y) - y0) / (y1 - y0)) * ph; };
 
   std::ostringstream o;
@@ -157,17 +189,19 @@ std::string LineChart::svg() const {
     o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n"
       << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << fmt(log_y ? std::pow(10.0, t) : t, 3) << "</text>\n";
   }
-  for (double t : nice_ticks(x0, x1, integer_x ? 1 : 0)) {
-    const double x = px(t);
+  for (double t : log_x ? log_x_ticks(x0, x1) : nice_ticks(x0, x1, integer_x ? 1 : 0)) {
+    const double value = log_x ? std::pow(10.0, t) : t;
+    if (log_x && integer_x && std::abs(value - std::round(value)) > 1e-9 * value) continue;
+    const double x = px_axis(t);
     o << "<line x1=\"" << x << "\" x2=\"" << x << "\" y1=\"" << top << "\" y2=\"" << top + ph << "\" stroke=\"#eee\"/>\n"
-      << "<text x=\"" << x << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">" << fmt(t, 4) << "</text>\n";
+      << "<text x=\"" << x << "\" y=\"" << top + ph + 16 << "\" text-anchor=\"middle\">" << fmt(value, 4) << "</text>\n";
   }
   o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph << "\" fill=\"none\" stroke=\"#333\"/>\n"
     << "<text x=\"" << left + pw / 2 << "\" y=\"" << height - 12 << "\" text-anchor=\"middle\">" << xml_escape(x_label) << "</text>\n"
     << "<text transform=\"translate(16," << top + ph / 2 << ") rotate(-90)\" text-anchor=\"middle\">" << xml_escape(y_label) << "</text>\n";
   if (empty) o << "<text x=\"" << left + pw / 2 << "\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\">no finite values</text>\n";
 
-  // One polyline per unbroken run of usable points; a single point gets a dot.
+  // One polyline per unbroken run of usable points; a single point gets a dot (or its marker).
   std::size_t solid = 0, dashed = 0;  // the k-th dashed series takes the k-th solid one's colour
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
@@ -176,7 +210,7 @@ std::string LineChart::svg() const {
     const std::string dash = s.dashed ? " stroke-dasharray=\"7,4\"" : n >= 8 ? " stroke-dasharray=\"2,3\"" : "";
     std::vector<std::pair<double, double>> run;
     auto flush = [&] {
-      if (run.size() == 1) o << "<circle cx=\"" << run[0].first << "\" cy=\"" << run[0].second << "\" r=\"3\" fill=\"" << color << "\"/>\n";
+      if (run.size() == 1 && !s.markers) o << "<circle cx=\"" << run[0].first << "\" cy=\"" << run[0].second << "\" r=\"3\" fill=\"" << color << "\"/>\n";
       if (run.size() >= 2) {
         o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\"" << dash << " points=\"";
         for (const auto& [x, y] : run) o << x << ',' << y << ' ';
@@ -185,14 +219,30 @@ std::string LineChart::svg() const {
       run.clear();
     };
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (usable(s.y[i]) && std::isfinite(s.x[i])) run.emplace_back(px(s.x[i]), py(s.y[i]));
+      if (drawn(s, i)) run.emplace_back(px(s.x[i]), py(s.y[i]));
       else flush();
     }
     flush();
+    // Error bars, then markers on top: a vertical bar with 8 px caps, a circle of radius 3.
+    const std::string marker =  // hollow on a dashed series
+        s.dashed ? "fill=\"white\" stroke=\"" + color + "\" stroke-width=\"1.5\"" : "fill=\"" + color + "\"";
+    for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+      if (!drawn(s, i)) continue;
+      const double x = px(s.x[i]), y = py(s.y[i]);
+      if (bar_end(s.y_low, i) || bar_end(s.y_high, i)) {
+        const double lo = bar_end(s.y_low, i) ? py(s.y_low[i]) : y, hi = bar_end(s.y_high, i) ? py(s.y_high[i]) : y;
+        o << "<path fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.2\" d=\"M" << x << ',' << lo << 'V' << hi;
+        for (int end = 0; end < 2; ++end)
+          if (bar_end(end ? s.y_high : s.y_low, i)) o << 'M' << x - 4 << ',' << (end ? hi : lo) << "h8";
+        o << "\"/>\n";
+      }
+      if (s.markers) o << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"3\" " << marker << "/>\n";
+    }
     const double ly = top + 8 + 18 * static_cast<double>(k);
     o << "<line x1=\"" << left + pw + 12 << "\" x2=\"" << left + pw + 36 << "\" y1=\"" << ly << "\" y2=\"" << ly
-      << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash << "/>\n"
-      << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\">" << xml_escape(s.name) << "</text>\n";
+      << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash << "/>\n";
+    if (s.markers) o << "<circle cx=\"" << left + pw + 24 << "\" cy=\"" << ly << "\" r=\"3\" " << marker << "/>\n";
+    o << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\">" << xml_escape(s.name) << "</text>\n";
   }
   o << "</svg>\n";
   return o.str();

@@ -13,10 +13,14 @@
 //   chart.integer_x = true;                        // layers: no tick at 1.5
 //   chart.series.push_back({"Pre-LN", {1, 2, 3}, {0.1, 0.2, 0.3}});
 //   chart.series.push_back({"Pre-LN, trained", {1, 2, 3}, {0.2, 0.2, 0.2}, true});  // dashed
+//   study::Series s{"Post-LN, 3 seeds", {6, 12, 24}, {0.5, 0.1, 0.01}};
+//   s.y_low = {0.4, 0.08, 0.005}, s.y_high = {0.6, 0.12, 0.02};  // error bars (mean ± spread)
+//   s.markers = true;                                            // a dot at each depth
 //   chart.write_svg("out/grad_norm.svg");
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace study {
@@ -25,6 +29,9 @@ namespace study {
 std::string fmt(double v, int significant = 4);
 // "a, b, c"
 std::string join(const std::vector<std::string>& items, const std::string& separator = ", ");
+// Text for XML and HTML, in an element or an attribute value: & < > " escaped (the SVG charts'
+// labels, report.html's text).
+std::string xml_escape(std::string_view s);
 
 class Table {
  public:
@@ -48,8 +55,14 @@ struct Series {
   // Dashed line. The k-th dashed series takes the colour of the k-th solid one, so a chart of
   // two variants × three tasks shows each task in one colour, each variant in one line style.
   bool dashed = false;
-  std::vector<double> y_low = {}, y_high = {};  // TEMP
-  bool markers = false;               // TEMP
+  // A small circle at each drawn point, for sparse data (a few depths) where a line alone
+  // hides where the measurements are. Hollow on dashed series, filled on solid ones.
+  bool markers = false;
+  // Error bars: empty for none, else one value per y; a vertical bar from y_low to y_high
+  // with small caps at each drawn point (a non-finite end, or one <= 0 on a log axis, is left
+  // out: the bar starts at the point). The axis range includes them. (The {} let aggregate
+  // initializations such as {name, x, y} leave them out without a -Wmissing-field-initializers.)
+  std::vector<double> y_low{}, y_high{};
 };
 
 struct LineChart {
@@ -58,10 +71,13 @@ struct LineChart {
   std::string title, x_label, y_label;
   std::vector<Series> series;
   bool log_y = false;      // log10 axis; values <= 0 are left out
-  bool log_x = false;      // TEMP
+  // log10 x axis (learning rates, widths); points with x <= 0 are left out. Ticks at the
+  // powers of ten, and at 2 and 5 times them when the range spans under two decades.
+  bool log_x = false;
   bool integer_x = false;  // x ticks at whole numbers only (layers, depths)
   int width = 720, height = 420;
 
+  // Throws std::invalid_argument when a series' y_low or y_high is set with a length other than y's.
   std::string svg() const;
   void write_svg(const std::string& path) const;  // atomically
 };
