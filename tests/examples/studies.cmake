@@ -49,3 +49,25 @@ set_tests_properties(examples.adaln_conditional_smoke PROPERTIES
 add_executable(study_tests ${PROJECT_SOURCE_DIR}/tests/main.cpp ${CMAKE_CURRENT_LIST_DIR}/document_test.cpp)
 target_link_libraries(study_tests PRIVATE tapegrad_study Catch2::Catch2)
 catch_discover_tests(study_tests TEST_PREFIX "examples.study.")
+
+# depth_study's PyTorch twin (depth_study/torch_twin.hpp and depth_study_torch.py): a tiny export,
+# every placement at depth 2 trained by tapegrad and by the script with Debian's python3-torch.
+# Seed 1 starts both from tapegrad's weights, so every step's loss must agree within 1e-4; seed 2
+# lets torch draw its own, and its runs must be sane. Skipped (77) without torch.
+add_executable(depth_study_torch_twin ${CMAKE_CURRENT_LIST_DIR}/depth_study_torch_twin.cpp)
+target_link_libraries(depth_study_torch_twin PRIVATE tapegrad_depth_study)
+# run_torch looks for the script beside the executable.
+configure_file(${PROJECT_SOURCE_DIR}/examples/studies/depth_study/depth_study_torch.py
+  ${CMAKE_CURRENT_BINARY_DIR}/depth_study_torch.py COPYONLY)
+add_test(NAME examples.depth_study_torch_twin
+  COMMAND depth_study_torch_twin --python /usr/bin/python3 --seeds 1,2 --shared-seeds 1 --tolerance 1e-4
+          --dir ${CMAKE_CURRENT_BINARY_DIR}/depth_study_torch_twin_test)
+set_tests_properties(examples.depth_study_torch_twin PROPERTIES
+  SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "TAPEGRAD_NUM_THREADS=1")
+# The same with the study's default setup: an untied head and GPT-2's init without the
+# residual-projection scaling.
+add_test(NAME examples.depth_study_torch_twin_untied
+  COMMAND depth_study_torch_twin --python /usr/bin/python3 --seeds 1 --shared-seeds 1 --tolerance 1e-4
+          --init gpt2-unscaled --head untied --dir ${CMAKE_CURRENT_BINARY_DIR}/depth_study_torch_twin_untied)
+set_tests_properties(examples.depth_study_torch_twin_untied PROPERTIES
+  SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "TAPEGRAD_NUM_THREADS=1")

@@ -196,7 +196,7 @@ Results run_stages(Settings& s, const std::string& command) {
   // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings
   if (s.torch && !s.torch_placements.empty()) {
     TorchSetup t;
-    t.vocab_size = V, t.d_model = s.shape.d_model, t.heads = s.shape.heads, t.seq_len = s.shape.seq_len;
+    t.d_model = s.shape.d_model, t.heads = s.shape.heads, t.seq_len = s.shape.seq_len;
     t.batch = s.train.batch, t.steps = s.train.steps, t.warmup = s.setup.warmup;
     t.lr_default = s.train.lr, t.schedule = s.train.schedule, t.min_lr_ratio = s.train.min_lr_ratio;
     t.weight_decay = s.train.weight_decay, t.clip = s.train.clip, t.beta2 = s.train.beta2;
@@ -207,7 +207,7 @@ Results run_stages(Settings& s, const std::string& command) {
     export_for_torch(dir, data, t);
     progress.line("torch: running the PyTorch twin of " + study::join(s.torch_placements) + " at depth " +
                   std::to_string(s.torch_depth) + " ...");
-    res.torch = run_torch(dir, s.python);
+    res.torch = run_torch(dir, s.python, std::max(1, info.threads));
     progress.line(res.torch.skipped.empty() ? "torch: " + std::to_string(res.torch.runs.size()) + " runs with PyTorch " +
                                                   res.torch.torch_version
                                             : "torch: not run: " + res.torch.skipped);
