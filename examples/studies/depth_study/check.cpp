@@ -76,12 +76,12 @@ std::vector<std::string> check_outputs(const std::string& dir, const std::vector
       problems.push_back(e.what());
     }
   }
-  // runs.csv: stage, placement, setup, outcome, depth, lr, seed, steps_done, initial_loss, final_train_loss, val_loss, ...
+  // runs.csv: stage, placement, setup, outcome, depth, lr, seed, steps_done, initial_loss, final_train_loss, plateau, val_loss, ...
   int pre_runs = 0;
   for (const auto& row : tables[1]) {
     if (row[0] != "grid" || row[1] != "pre") continue;
     ++pre_runs;
-    const double initial = std::stod(row[8]), final_loss = std::stod(row[9]), val = std::stod(row[10]);
+    const double initial = std::stod(row[8]), final_loss = std::stod(row[9]), val = std::stod(row[11]);
     if (row[3] == "diverged" || !(final_loss < initial) || !(val < initial))
       problems.push_back("Pre-LN, L = " + row[4] + ", seed " + row[6] + ": loss did not fall (" + row[3] + ", first step " +
                          row[8] + ", final " + row[9] + ", validation " + row[10] + ")");

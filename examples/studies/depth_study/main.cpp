@@ -43,6 +43,8 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--eval-batches", s.eval_batches, 2);
   unless_given(app, "--profile-placements", s.profile_placements, std::vector<std::string>{"none", "post", "pre", "pre-scaled"});
   unless_given(app, "--profile-depths", s.profile_depths, std::vector<std::int64_t>{2, 4});
+  unless_given(app, "--profile-inits", s.profile_inits, std::vector<std::string>{"pytorch"});
+  unless_given(app, "--profile-init-placements", s.profile_init_placements, std::vector<std::string>{"post"});
   unless_given(app, "--placements", s.placements, std::vector<std::string>{"none", "post", "pre", "b2t", "lns"});
   unless_given(app, "--depths", s.depths, std::vector<std::int64_t>{2, 3});
   unless_given(app, "--lrs", s.lrs, std::vector<double>{1e-2});
@@ -97,6 +99,8 @@ std::string full_command(const Settings& s) {
            {"--plateau-margin", study::fmt(s.plateau_margin, 6)},
            {"--profile-placements", comma_list(s.profile_placements)},
            {"--profile-depths", comma_list(s.profile_depths)},
+           {"--profile-inits", comma_list(s.profile_inits)},
+           {"--profile-init-placements", comma_list(s.profile_init_placements)},
            {"--placements", comma_list(s.placements)},
            {"--depths", comma_list(s.depths)},
            {"--lrs", comma_list(s.lrs)},
@@ -152,10 +156,13 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--eval-batches", s.eval_batches, "validation batches (of --batch windows) for the validation loss")
       ->check(CLI::PositiveNumber);
   app.add_option("--plateau-margin", s.plateau_margin,
-                 "a run trains when its validation loss ends this far (nats/token) below the unigram model's")
+                 "a run trains when its validation loss ends this far (nats/token) below the plateau (the entropy of the validation batches' own token frequencies)")
       ->check(CLI::NonNegativeNumber);
   placements("--profile-placements", s.profile_placements, "placements measured at initialization only");
   depths("--profile-depths", s.profile_depths, "depths measured at initialization only");
+  app.add_option("--profile-inits", s.profile_inits, "other inits measured at initialization, side by side ('' for none)")
+      ->delimiter(',')->check(CLI::IsMember(init_names) | CLI::IsMember({""}));
+  placements("--profile-init-placements", s.profile_init_placements, "placements measured under --profile-inits");
   placements("--placements", s.placements, "placements of the trained grid");
   depths("--depths", s.depths, "depths of the trained grid");
   app.add_option("--lrs", s.lrs, "learning rates of the trained grid")->delimiter(',')->check(CLI::PositiveNumber);
@@ -198,6 +205,7 @@ void validate(Settings& s, const CLI::App& app) {
   if (s.full) apply_full_sizes(s, app);
   s.setup.warmup = s.train.warmup;
   for (auto* list : {&s.profile_depths, &s.depths, &s.deep_depths, &s.translate_layers}) std::erase(*list, 0);  // '' reads as 0
+  std::erase(s.profile_inits, std::string());
   if (s.seeds.empty()) throw ValueError("--seeds: at least one seed");
   for (const std::string& text : s.setups) Setup::parse(text);  // throws, naming the bad part
   for (const std::string& p : s.translate_placements) nn::placement_from_name(p);

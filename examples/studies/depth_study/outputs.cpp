@@ -16,10 +16,10 @@ using study::fmt;
 
 const std::vector<CsvSpec>& csv_specs() {
   static const std::vector<CsvSpec> specs = {
-      {"profile.csv", {"placement", "outcome", "depth", "seed", "layer", "grad_norm", "rms", "emb_output_grad"}, 2},
+      {"profile.csv", {"init", "placement", "outcome", "depth", "seed", "layer", "grad_norm", "rms", "emb_output_grad"}, 3},
       {"runs.csv",
        {"stage", "placement", "setup", "outcome", "depth", "lr", "seed", "steps_done", "initial_loss", "final_train_loss",
-        "val_loss", "mean_cosine", "droppable_share", "seconds"},
+        "plateau", "val_loss", "mean_cosine", "droppable_share", "seconds"},
        4},
       {"skip.csv", {"placement", "outcome", "depth", "lr", "seed", "layer", "cosine_to_previous", "val_loss", "skipped_val_loss"}, 2},
       {"translate.csv", {"placement", "outcome", "layers", "seed", "val_loss", "exact_match", "token_accuracy", "seconds"}, 2},
@@ -37,12 +37,12 @@ std::vector<study::Table> tables(const Settings& s, const Results& r) {
   study::Table profile(specs[0].columns), runs(specs[1].columns), skip(specs[2].columns), translate(specs[3].columns);
   for (const ProfileRecord& p : r.profile)
     for (std::size_t l = 0; l < p.at_init.grad_norm.size(); ++l)
-      profile.add({p.variant->name, "init", cell(p.depth), cell(static_cast<std::int64_t>(p.seed)), cell(std::int64_t(l + 1)),
+      profile.add({p.init, p.variant->name, "init", cell(p.depth), cell(static_cast<std::int64_t>(p.seed)), cell(std::int64_t(l + 1)),
                    number(p.at_init.grad_norm[l]), number(p.at_init.rms[l]), number(p.at_init.emb_output_grad)});
   for (const TrainedRecord& t : r.trained) {
     runs.add({t.stage, t.variant->name, t.setup.name(), t.outcome, cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)),
               cell(static_cast<std::int64_t>(t.train.loss.size())), number(t.train.initial_loss), number(t.train.final_loss),
-              number(t.train.val_loss), t.measured_after ? number(mean_cosine(t.after)) : "",
+              number(t.train.plateau), number(t.train.val_loss), t.measured_after ? number(mean_cosine(t.after)) : "",
               t.measured_after ? number(droppable_share(t, s.skip_threshold)) : "", number(t.train.seconds)});
     if (!t.measured_after) continue;
     for (std::size_t l = 0; l < t.skip_losses.size(); ++l)

@@ -183,6 +183,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
   const nn::NamedTensors params = model.named_parameters();
   Generator batches(o.batch_seed);
   TrainResult r;
+  std::vector<double> plateau;  // per step
   for (std::int64_t step = 0; step < o.steps; ++step) {
     schedule->apply(step);
     const data::Batch batch = data.stream->sample_batch(data::Split::train, o.batch, o.seq_len, batches);
@@ -190,6 +191,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
     const Tensor loss = cross_entropy(logits.reshape({-1, data.vocab_size}), batch.targets.reshape({-1}));
     const double l = loss.item();
     r.loss.push_back(l);
+    if (data.unigram) plateau.push_back(data.unigram->cross_entropy(batch.targets.to_vector<std::int64_t>()));
     r.lr.push_back(optimizer->lr(0));
     if (!std::isfinite(l) || !training::update(*optimizer, loss, params, o.clip).ok()) {
       r.status = "non-finite";  // a NaN or Inf loss or gradient: no step is taken
@@ -204,6 +206,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
   r.initial_loss = r.loss.empty() ? NAN : r.loss.front();
   if (r.status == "ok" && !r.loss.empty()) {
     r.final_loss = study::mean_of_last(r.loss, std::max<std::size_t>(1, r.loss.size() / 10));
+    if (!plateau.empty()) r.plateau = study::mean_of_last(plateau, std::max<std::size_t>(1, plateau.size() / 10));
     r.val_loss = validation_loss(model, data);
     if (!std::isfinite(r.val_loss)) r.status = "non-finite";
     else if (!(r.final_loss < r.initial_loss)) r.status = "no progress";

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,9 @@ struct Data {
   std::int64_t vocab_size = 0;
   tapegrad::data::Batch probe;                     // probe_sequences windows (B, T)
   std::vector<tapegrad::data::Batch> validation;  // eval_batches batches of `batch` windows
+  // The train split's unigram model: what a model blind to the context scores on a batch
+  // (TrainResult::plateau). Unset: no plateau is measured.
+  std::optional<tapegrad::training::Unigram> unigram;
 };
 // Throws ValueError when the validation split is shorter than two windows.
 Data make_data(const tapegrad::data::TokenStream& stream, std::int64_t vocab_size, std::int64_t probe_sequences,
@@ -91,6 +95,10 @@ struct TrainResult {
   std::string status = "ok";
   double initial_loss = 0;  // loss of step 1, before any update
   double final_loss = 0;    // mean training loss over the last tenth of the steps
+  // The plateau of those same batches: the mean cross-entropy the train split's unigram model
+  // scores on them, the best a model blind to the context can do there. A run whose final
+  // loss is below it has learned to use the context. NaN without Data::unigram.
+  double plateau = NAN;
   double val_loss = 0;      // mean cross-entropy on the validation batches after training
   double seconds = 0;
   bool interrupted = false;

@@ -39,21 +39,24 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   std::vector<std::uint64_t> seeds = {1, 2, 3};
   std::int64_t probe_batch = 16, eval_batches = 4;
   // a run "trains" when its loss stays finite and its validation loss ends at least this far
-  // (nats per token) below the unigram model's: it learned to use the context
-  double plateau_margin = 0.1;
+  // (nats per token) below the plateau (SetupInfo::plateau): it learned to use the context
+  double plateau_margin = 0.05;
   // profile
   std::vector<std::string> profile_placements = {"none", "post", "pre", "b2t", "pre-scaled", "post-scaled", "deepnorm",
                                                  "llama"};
   std::vector<std::int64_t> profile_depths = {3, 6, 12, 24, 48, 96, 128};
+  // the other inits, side by side at initialization for these placements (claims 1 and 3)
+  std::vector<std::string> profile_inits = {"gpt2", "pytorch", "xavier"};
+  std::vector<std::string> profile_init_placements = {"none", "post", "pre"};
   // grid
   std::vector<std::string> placements = {"none", "post", "pre", "b2t", "deepnorm", "peri", "mixln", "lns", "llama"};
   std::vector<std::int64_t> depths = {3, 6, 12, 24};
-  std::vector<double> lrs = {1e-3, 3e-3};
+  std::vector<double> lrs = {3e-3, 1e-2};
   // the deepest grid runs, for a few placements and one learning rate only: a 128-block run
   // costs as much as a whole row of the grid
   std::vector<std::string> deep_placements = {"none", "pre", "llama"};
   std::vector<std::int64_t> deep_depths = {48, 128};
-  double deep_lr = 1e-3;
+  double deep_lr = 3e-3;
   // recompute each block's activations in the backward pass (nn::checkpoint) in runs of at
   // least this many blocks: memory of one block instead of L, for a third more compute
   // (0: never). Off by default: at d_model 32, 128 blocks fit in well under 1 GB.

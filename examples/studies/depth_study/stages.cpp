@@ -26,9 +26,10 @@ void stop_if_interrupted(const Settings& s) {
 }
 
 // What a model that ignores the context reaches (training::Unigram): the plateau.
-void unigram_baselines(const data::TokenStream& stream, const Data& data, SetupInfo& info) {
+void unigram_baselines(const data::TokenStream& stream, Data& data, SetupInfo& info) {
   training::Unigram unigram(data.vocab_size);
   unigram.add_all(stream.tokens(data::Split::train));
+  data.unigram = unigram;
   info.unigram_train = unigram.cross_entropy(stream.tokens(data::Split::train));
   std::vector<std::int64_t> targets;
   for (const data::Batch& b : data.validation)
@@ -44,7 +45,9 @@ struct Planner {
   double total() const {
     const double seeds = static_cast<double>(s.seeds.size());
     double work = 0;
-    for (auto d : s.profile_depths) work += seeds * static_cast<double>(s.profile_placements.size() * d) * probe_cost();
+    for (auto d : s.profile_depths)
+      work += seeds * static_cast<double>((s.profile_placements.size() + s.profile_inits.size() * s.profile_init_placements.size()) * d) *
+              probe_cost();
     const double steps = static_cast<double>(s.train.steps + s.eval_batches);
     for (auto d : s.depths) work += seeds * static_cast<double>(s.placements.size() * s.lrs.size() * d) * steps;
     for (auto d : s.deep_depths) work += seeds * static_cast<double>(s.deep_placements.size() * d) * steps;
@@ -58,9 +61,9 @@ struct Planner {
 
 }  // namespace
 
-std::string outcome_of(const TrainResult& r, double unigram_validation, double margin) {
+std::string outcome_of(const TrainResult& r, double margin) {
   if (r.status == "non-finite") return "diverged";
-  return r.val_loss < unigram_validation - margin ? "trains" : "plateau";
+  return r.final_loss < r.plateau - margin ? "trains" : "plateau";
 }
 
 Results run_stages(Settings& s, const std::string& command) {
@@ -79,7 +82,7 @@ Results run_stages(Settings& s, const std::string& command) {
     tokenizer = std::make_unique<data::CharTokenizer>(data::CharTokenizer::from_texts(corpus.texts()));
   const data::TokenStream stream(corpus, *tokenizer, 0.1);
   const std::int64_t V = tokenizer->vocab_size();
-  const Data data = make_data(stream, V, s.probe_batch, s.eval_batches, s.train.batch, s.shape.seq_len);
+  Data data = make_data(stream, V, s.probe_batch, s.eval_batches, s.train.batch, s.shape.seq_len);
   s.train.seq_len = s.shape.seq_len;
   info.data = std::to_string(corpus.names().size()) + " file(s), " + std::to_string(corpus.num_bytes()) + " bytes" +
               (s.data.empty() ? " (the default corpus: the licence texts of /usr/share/common-licenses)" : ": " + s.data);
@@ -105,18 +108,26 @@ Results run_stages(Settings& s, const std::string& command) {
               s.translate_placements.size(), s.translate_layers.size(), static_cast<long long>(s.train.steps));
   std::fflush(stdout);
 
-  // ---- profile: at initialization only
-  for (std::uint64_t seed : s.seeds)
-    for (std::int64_t depth : s.profile_depths)
-      for (const std::string& name : s.profile_placements) {
-        stop_if_interrupted(s);
-        ProfileRecord r{&variant_from_name(name), depth, seed, {}};
-        auto model = build_model(*r.variant, depth, s.setup, s.shape, V, seed);
-        r.at_init = measure(*model, data.probe);
-        progress.done += static_cast<double>(depth) * plan.probe_cost();
-        progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " seed " + std::to_string(seed));
-        res.profile.push_back(std::move(r));
-      }
+  // ---- profile: at initialization only, under --init, then the other inits side by side
+  auto profile = [&](const std::string& init, const std::vector<std::string>& placements) {
+    Setup setup = s.setup;
+    setup.init = init;
+    for (std::uint64_t seed : s.seeds)
+      for (std::int64_t depth : s.profile_depths)
+        for (const std::string& name : placements) {
+          stop_if_interrupted(s);
+          ProfileRecord r{init, &variant_from_name(name), depth, seed, {}};
+          auto model = build_model(*r.variant, depth, setup, s.shape, V, seed);
+          r.at_init = measure(*model, data.probe);
+          progress.done += static_cast<double>(depth) * plan.probe_cost();
+          progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " init " + init + " seed " +
+                        std::to_string(seed));
+          res.profile.push_back(std::move(r));
+        }
+  };
+  profile(s.setup.init, s.profile_placements);
+  for (const std::string& init : s.profile_inits)
+    if (init != s.setup.init) profile(init, s.profile_init_placements);
 
   // ---- the trained stages
   auto train_one = [&](const std::string& stage, const std::string& name, std::int64_t depth, double lr, const Setup& setup,
@@ -142,7 +153,7 @@ Results run_stages(Settings& s, const std::string& command) {
     });
     stop_if_interrupted(s);
     progress.done += static_cast<double>(r.depth * s.eval_batches);
-    r.outcome = outcome_of(r.train, info.unigram_validation, s.plateau_margin);
+    r.outcome = outcome_of(r.train, s.plateau_margin);
     if (r.stage == "grid" && r.depth == s.skip_depth && r.outcome != "diverged") {
       r.after = measure(*model, data.probe);
       model->zero_grad();

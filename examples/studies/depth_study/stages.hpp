@@ -22,7 +22,7 @@ struct SetupInfo {
   std::string tokenizer;
   std::int64_t vocab_size = 0, train_tokens = 0, val_tokens = 0;
   // Cross-entropy of the train split's unigram model on the train split and on the
-  // validation batches: what a model blind to the context reaches (the plateau).
+  // validation batches: what a model blind to the context reaches.
   double unigram_train = 0, unigram_validation = 0;
   int threads = 0;
   std::string load_start, load_end;
@@ -31,6 +31,7 @@ struct SetupInfo {
 
 // profile: one placement, depth and seed at initialization.
 struct ProfileRecord {
+  std::string init;  // --init, or one of --profile-inits
   const Variant* variant = nullptr;
   std::int64_t depth = 0;
   std::uint64_t seed = 0;
@@ -46,8 +47,9 @@ struct TrainedRecord {
   Setup setup;
   std::uint64_t seed = 0;
   TrainResult train;
-  // "trains" (finite, and the validation loss at least --plateau-margin below the unigram
-  // model's), "plateau" (finite, but not that far below) or "diverged" (a NaN or Inf loss)
+  // "trains" (finite, and the final training loss at least --plateau-margin below the
+  // plateau of its batches, TrainResult::plateau), "plateau" (finite, but not that far below)
+  // or "diverged" (a NaN or Inf loss)
   std::string outcome;
   // grid runs at --skip-depth that trained: the snapshot after training (cosines of
   // consecutive layers) and the validation loss with each block skipped
@@ -80,6 +82,6 @@ struct Results {
 Results run_stages(Settings& s, const std::string& command);
 
 // The outcome of a training run, by the rule of TrainedRecord::outcome.
-std::string outcome_of(const TrainResult& r, double unigram_validation, double margin);
+std::string outcome_of(const TrainResult& r, double margin);
 
 }  // namespace depth_study

@@ -56,10 +56,11 @@ Stat val_stat(const std::vector<const TrainedRecord*>& runs) {
   return stat_of(v);
 }
 
-std::vector<const ProfileRecord*> profile_of(const Results& r, const std::string& placement, std::int64_t depth) {
+std::vector<const ProfileRecord*> profile_of(const Results& r, const std::string& placement, std::int64_t depth,
+                                             const std::string& init) {
   std::vector<const ProfileRecord*> out;
   for (const ProfileRecord& p : r.profile)
-    if (p.variant->name == placement && p.depth == depth) out.push_back(&p);
+    if (p.variant->name == placement && p.depth == depth && p.init == init) out.push_back(&p);
   return out;
 }
 

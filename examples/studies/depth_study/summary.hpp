@@ -33,8 +33,9 @@ bool mostly_trains(const std::vector<const TrainedRecord*>& runs);
 // Mean ± spread of the validation loss of the runs that did not diverge.
 Stat val_stat(const std::vector<const TrainedRecord*>& runs);
 
-// The profile runs of one placement and depth, and a figure of each.
-std::vector<const ProfileRecord*> profile_of(const Results& r, const std::string& placement, std::int64_t depth);
+// The profile runs of one placement and depth under one init.
+std::vector<const ProfileRecord*> profile_of(const Results& r, const std::string& placement, std::int64_t depth,
+                                             const std::string& init);
 // ‖∇θ_1‖ / ‖∇θ_L‖ at initialization: below 1, the bottom block gets less gradient than the top one.
 double bottom_to_top_ratio(const Snapshot& s);
 

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# depth_study.sh — installs what is missing, builds tapegrad (Release) and runs the depth study
+# (examples/studies/depth_study): ten claims about residual connections and normalization in
+# deep transformers, each tested; about ten minutes on 2 cores. It writes
+# depth_study_out/report.html (open it in a browser) and report.md.
+# Extra arguments go to depth_study:  bash scripts/depth_study.sh --full
+# The PyTorch comparison needs Debian's python3-torch (apt-get install python3-torch); without
+# it the report says it was not run.
+# Build folder: build/ (TAPEGRAD_BUILD_DIR overrides it).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+source scripts/env.sh
+
+build=${TAPEGRAD_BUILD_DIR:-build}
+bash scripts/deps.sh
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
+cmake --build "$build" -j "$(nproc)" --target depth_study
+"$build/examples/depth_study" "$@"
