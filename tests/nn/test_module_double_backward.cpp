@@ -25,13 +25,6 @@ namespace {
 constexpr DType f64 = DType::float64;
 using L = const TensorList&;
 
-#define CHECK_GRADGRADCHECK(fn, ...)                                                  \
-  do {                                                                                \
-    const ::tapegrad::GradcheckResult ggc_result_ = ::tapegrad::gradgradcheck(fn, __VA_ARGS__); \
-    INFO(ggc_result_.report);                                                         \
-    CHECK(ggc_result_.ok);                                                            \
-  } while (0)
-
 // (2, T) int64, 1 = padded: row 1 pads its last position.
 Tensor pad_last_of_row1(std::int64_t T) {
   std::vector<double> m(2 * T, 0.0);

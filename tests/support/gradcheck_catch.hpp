@@ -12,6 +12,14 @@
     CHECK(gc_result_.ok);                                                  \
   } while (0)
 
+// CHECK_GRADGRADCHECK(fn, inputs): the same for second derivatives (gradgradcheck).
+#define CHECK_GRADGRADCHECK(fn, ...)                                                 \
+  do {                                                                               \
+    const ::tapegrad::GradcheckResult ggc_result_ = ::tapegrad::gradgradcheck(fn, __VA_ARGS__); \
+    INFO(ggc_result_.report);                                                        \
+    CHECK(ggc_result_.ok);                                                           \
+  } while (0)
+
 namespace tapegrad::testing {
 
 // A float64 leaf that requires grad, with values drawn from a generator seeded by `seed`.
