@@ -179,6 +179,34 @@ void claim_7(Writer& w) {
     w.verdict(b2t_rescues > 0 ? Verdict::supported : Verdict::not_supported,
               "of the " + std::to_string(post_fails) + " grid configurations where Post-LN failed, B2T trained in " +
                   std::to_string(b2t_rescues) + ".");
+  // ... and on the translation task: a depth where Post-LN's validation loss stays within 0.1 of
+  // the unigram baseline (it ignores the source and the prefix) while B2T's gets below that.
+  int t_post_fails = 0, t_b2t_rescues = 0;
+  for (auto l : s.translate_layers) {
+    std::vector<double> post, b2t;
+    for (const TranslateRecord& x : w.r.translate) {
+      if (x.layers != l) continue;
+      const double v = x.diverged ? INFINITY : x.val_loss;
+      if (x.placement == "post") post.push_back(v);
+      if (x.placement == "b2t") b2t.push_back(v);
+    }
+    const auto learned = [&](const std::vector<double>& v) {
+      std::size_t n = 0;
+      for (double x : v) n += x < w.r.translate_unigram - 0.1;
+      return !v.empty() && 2 * n > v.size();
+    };
+    if (post.empty() || b2t.empty() || learned(post)) continue;
+    ++t_post_fails;
+    t_b2t_rescues += learned(b2t);
+  }
+  if (!w.r.translate.empty()) {
+    if (t_post_fails == 0)
+      w.verdict(Verdict::not_measured, "translation: Post-LN learned at every depth of the translation stage: no failure to rescue.");
+    else
+      w.verdict(t_b2t_rescues > 0 ? Verdict::supported : Verdict::not_supported,
+                "translation: at " + std::to_string(t_post_fails) + " depth(s) Post-LN stayed within 0.1 of the unigram "
+                "baseline; B2T learned at " + std::to_string(t_b2t_rescues) + " of them (the table below).");
+  }
   depends_on_setup(w, "b2t");
   // (b) B2T against Pre-LN, LM: where both train
   int better = 0, worse = 0, same = 0;
@@ -271,6 +299,13 @@ void claim_9(Writer& w) {
     const Stat q = deep_drop(p);
     if (!pre.n || !q.n) {
       w.verdict(Verdict::not_measured, "Pre-LN and " + label(p) + " did not both train at --skip-depth " + std::to_string(s.skip_depth));
+      continue;
+    }
+    // Where every deeper block of both is droppable, the measure has nothing to separate: the
+    // models do not use their depth yet (a longer run does).
+    if (pre.mean == 1 && q.mean == 1) {
+      w.verdict(Verdict::not_measured, label(p) + " and Pre-LN: every deeper block of both is droppable after " +
+                                           std::to_string(s.train.steps) + " steps, so no difference can show (more --steps)");
       continue;
     }
     const bool fixes = q.mean + q.sd < pre.mean - pre.sd;
