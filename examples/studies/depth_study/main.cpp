@@ -16,12 +16,14 @@
 // stages (every run of the study), claims (the verdicts and the report), outputs (the files),
 // check (--check), torch_twin (the PyTorch runs); the frame of main() is common/study.hpp's.
 #include <cstdio>
+#include <thread>
 
 #include <CLI/CLI.hpp>
 
 #include "common/study.hpp"
 #include "check.hpp"
 #include "outputs.hpp"
+#include "workers.hpp"
 
 using namespace tapegrad;
 using namespace depth_study;
@@ -63,6 +65,7 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--translate-d-model", s.translate_d_model, 16);
   unless_given(app, "--torch-depth", s.torch_depth, 2);
   if (app.count("--torch") == 0) s.torch = false;
+  unless_given(app, "--jobs", s.jobs, 1);
   unless_given(app, "--threads", s.threads, 1);
 }
 
@@ -121,7 +124,8 @@ std::string full_command(const Settings& s) {
            {"--translate-steps", i(s.translate_steps)},
            {"--translate-d-model", i(s.translate_d_model)},
            {"--torch-placements", comma_list(s.torch_placements)},
-           {"--torch-depth", i(s.torch_depth)}};
+           {"--torch-depth", i(s.torch_depth)},
+           {"--jobs", i(s.jobs)}};
   after.push_back({"--torch", s.torch ? "on" : "off"});
   return training::command_line("depth_study", study::study_arguments(subject, t, after, s));
 }
@@ -194,6 +198,10 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option_function<std::string>("--torch", [&](const std::string& v) { s.torch = v == "on"; },
                                         "on: run the PyTorch twin (the default; skipped with a note when torch is missing), or off")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--jobs", s.jobs, "worker processes of one thread each that share the runs (0: one per core)")
+      ->check(CLI::Range(0, 64));
+  app.add_option("--worker", s.worker, "(internal) run share i of the plan")->group("");
+  app.add_option("--worker-file", s.worker_file, "(internal) where a worker saves its records")->group("");
   app.add_flag("--full", s.full, "the complete study: d_model 64, 300 steps, every placement at depths up to 128 and 3 lrs, 5 seeds");
   study::add_machinery_options(app, s, "tiny sizes for any size not given: a few seconds",
                                "exit non-zero unless the outputs exist and hold sane values, and Pre-LN's loss fell");
@@ -203,6 +211,8 @@ void add_options(CLI::App& app, Settings& s) {
 // Settles the settings that follow from others; throws on those that cannot run.
 void validate(Settings& s, const CLI::App& app) {
   if (s.full) apply_full_sizes(s, app);
+  if (s.jobs == 0) s.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (s.worker >= s.jobs) throw ValueError("--worker " + std::to_string(s.worker) + " of --jobs " + std::to_string(s.jobs));
   s.setup.warmup = s.train.warmup;
   for (auto* list : {&s.profile_depths, &s.depths, &s.deep_depths, &s.translate_layers}) std::erase(*list, 0);  // '' reads as 0
   std::erase(s.profile_inits, std::string());
@@ -216,6 +226,10 @@ void validate(Settings& s, const CLI::App& app) {
 study::CheckResult run_study(Settings& s, const std::string& invoked) {
   s.threads = get_num_threads();
   const std::string command = full_command(s);
+  if (s.worker >= 0) {  // one share of a parent's plan: its records, for the parent
+    save_results(s.worker_file, run_stages(s, command));
+    return {};
+  }
   Results results = run_stages(s, command);
   results.info.invoked = invoked;
   const std::vector<std::string> written = write_outputs(s.out, s, results);
@@ -237,6 +251,14 @@ int main(int argc, char** argv) {
                "Writes report.html, report.md, CSV files and SVG charts into --out."};
   add_options(app, s);
   const std::string invoked = training::invoked_command("depth_study", argc, argv);
+  // The workers get this command line without the options the parent sets for them.
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool with_value = a == "--threads" || a == "--jobs" || a == "--worker" || a == "--worker-file";
+    const bool joined = a.starts_with("--threads=") || a.starts_with("--jobs=") || a.starts_with("--worker");
+    if (with_value) ++i;
+    else if (!joined) s.argv.push_back(a);
+  }
   const study::Program program{.name = "depth_study",
                                .smoke = [&] { apply_smoke_sizes(s, app); },
                                .validate = [&] { validate(s, app); },

@@ -82,6 +82,12 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   std::string python;  // "": python3, then Debian's /usr/bin/python3
   bool torch = true;
   bool full = false;
+  // worker processes (workers.hpp): --jobs N runs the plan in N processes of one thread each;
+  // a worker is started with --worker i --worker-file F
+  std::int64_t jobs = 0;  // 0: one per core (1 under --smoke)
+  std::int64_t worker = -1;
+  std::string worker_file;
+  std::vector<std::string> argv;  // the command line, for the workers
 
   Settings() {
     seed = 1, out = "depth_study_out";

@@ -10,6 +10,7 @@
 
 #include "common/study.hpp"
 #include "translate/run.hpp"
+#include "workers.hpp"
 
 namespace depth_study {
 
@@ -37,26 +38,10 @@ void unigram_baselines(const data::TokenStream& stream, Data& data, SetupInfo& i
   info.unigram_validation = unigram.cross_entropy(targets);
 }
 
-// The runs of the study, and the work they take in block-steps (a step of an L-block model
-// costs about L).
+// The cost of measuring a model on the probe batch, in units of one training step.
 struct Planner {
   const Settings& s;
   double probe_cost() const { return 1.0 + 2.0 * static_cast<double>(s.probe_batch) / static_cast<double>(s.train.batch); }
-  double total() const {
-    const double seeds = static_cast<double>(s.seeds.size());
-    double work = 0;
-    for (auto d : s.profile_depths)
-      work += seeds * static_cast<double>((s.profile_placements.size() + s.profile_inits.size() * s.profile_init_placements.size()) * d) *
-              probe_cost();
-    const double steps = static_cast<double>(s.train.steps + s.eval_batches);
-    for (auto d : s.depths) work += seeds * static_cast<double>(s.placements.size() * s.lrs.size() * d) * steps;
-    for (auto d : s.deep_depths) work += seeds * static_cast<double>(s.deep_placements.size() * d) * steps;
-    work += seeds * static_cast<double>(s.lr_placements.size() * s.lr_sweep.size() * s.lr_depth) * steps;
-    work += seeds * static_cast<double>(s.setup_placements.size() * s.setups.size() * s.setup_depth) * steps;
-    for (auto l : s.translate_layers)
-      work += seeds * static_cast<double>(s.translate_placements.size() * l * s.translate_steps);  // train_run counts layers per step
-    return work;
-  }
 };
 
 }  // namespace
@@ -91,77 +76,78 @@ Results run_stages(Settings& s, const std::string& command) {
   info.train_tokens = stream.size(data::Split::train);
   info.val_tokens = stream.size(data::Split::val);
   unigram_baselines(stream, data, info);
-  std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
+  if (s.worker < 0)
+    std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
               "%.4f (validation batches) nats/token\n",
               info.data.c_str(), info.tokenizer.c_str(), static_cast<long long>(V), static_cast<long long>(info.train_tokens),
               static_cast<long long>(info.val_tokens), info.unigram_train, info.unigram_validation);
-  std::printf("rerun with: %s\n", info.command.c_str());
+  if (s.worker < 0) std::printf("rerun with: %s\n", info.command.c_str());
 
   const Planner plan{s};
-  training::Progress progress(plan.total());
-  info.load_start = progress.load_at_start;
-  std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
-              "depths %s); lr sweep %zu x %zu; setups %zu x %zu; translate %zu x %zu; %lld steps per LM run\n",
-              s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
-              s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(),
-              s.lr_placements.size(), s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(),
-              s.translate_placements.size(), s.translate_layers.size(), static_cast<long long>(s.train.steps));
-  std::fflush(stdout);
+  // ---- the plan: every run as a task with its cost (block-steps), in the report's order
+  std::vector<Task> tasks;
+  auto add = [&](double cost, std::function<void(training::Progress&)> run) { tasks.push_back({cost, std::move(run)}); };
 
-  // ---- profile: at initialization only, under --init, then the other inits side by side
+  // profile: at initialization only, under --init, then the other inits side by side
   auto profile = [&](const std::string& init, const std::vector<std::string>& placements) {
     Setup setup = s.setup;
     setup.init = init;
     for (std::uint64_t seed : s.seeds)
       for (std::int64_t depth : s.profile_depths)
-        for (const std::string& name : placements) {
-          stop_if_interrupted(s);
-          ProfileRecord r{init, &variant_from_name(name), depth, seed, {}};
-          auto model = build_model(*r.variant, depth, setup, s.shape, V, seed);
-          r.at_init = measure(*model, data.probe);
-          progress.done += static_cast<double>(depth) * plan.probe_cost();
-          progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " init " + init + " seed " +
-                        std::to_string(seed));
-          res.profile.push_back(std::move(r));
-        }
+        for (const std::string& name : placements)
+          add(static_cast<double>(depth) * plan.probe_cost(), [&, setup, init, name, depth, seed, task = tasks.size()](
+                                                                   training::Progress& progress) {
+            stop_if_interrupted(s);
+            ProfileRecord r{init, &variant_from_name(name), depth, seed, {}, task};
+            auto model = build_model(*r.variant, depth, setup, s.shape, V, seed);
+            r.at_init = measure(*model, data.probe);
+            progress.done += static_cast<double>(depth) * plan.probe_cost();
+            progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " init " + init + " seed " +
+                          std::to_string(seed));
+            res.profile.push_back(std::move(r));
+          });
   };
   profile(s.setup.init, s.profile_placements);
   for (const std::string& init : s.profile_inits)
     if (init != s.setup.init) profile(init, s.profile_init_placements);
 
-  // ---- the trained stages
+  // the trained stages
   auto train_one = [&](const std::string& stage, const std::string& name, std::int64_t depth, double lr, const Setup& setup,
                        std::uint64_t seed) {
-    stop_if_interrupted(s);
-    TrainedRecord r;
-    r.stage = stage, r.variant = &variant_from_name(name), r.depth = depth, r.lr = lr, r.setup = setup, r.seed = seed;
-    auto model = build_model(*r.variant, r.depth, r.setup, s.shape, V, r.seed);
-    if (s.checkpoint_from > 0 && r.depth >= s.checkpoint_from) model->set_activation_checkpointing(true);
-    TrainOptions o = s.train;
-    o.lr = r.lr;
-    o.warmup = r.setup.warmup;
-    o.batch_seed = r.seed ^ 0x5eedULL;
-    const std::string what = r.stage + " " + r.variant->label + " L=" + std::to_string(r.depth) + " lr " + study::fmt(r.lr) +
-                             (r.stage == "setups" ? " " + r.setup.name() : "") + " seed " + std::to_string(r.seed);
-    r.train = train(*model, data, o, [&](std::int64_t step, double loss) {
-      progress.done += static_cast<double>(r.depth);
-      char line[240];
-      std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f", what.c_str(), static_cast<long long>(step),
-                    static_cast<long long>(o.steps), loss);
-      progress.show(line);
-      return !interrupted;
+    add(static_cast<double>(depth * (s.train.steps + s.eval_batches)), [&, stage, name, depth, lr, setup, seed,
+                                                                        task = tasks.size()](training::Progress& progress) {
+      stop_if_interrupted(s);
+      TrainedRecord r;
+      r.stage = stage, r.variant = &variant_from_name(name), r.depth = depth, r.lr = lr, r.setup = setup, r.seed = seed;
+      r.task = task;
+      auto model = build_model(*r.variant, r.depth, r.setup, s.shape, V, r.seed);
+      if (s.checkpoint_from > 0 && r.depth >= s.checkpoint_from) model->set_activation_checkpointing(true);
+      TrainOptions o = s.train;
+      o.lr = r.lr;
+      o.warmup = r.setup.warmup;
+      o.batch_seed = r.seed ^ 0x5eedULL;
+      const std::string what = r.stage + " " + r.variant->label + " L=" + std::to_string(r.depth) + " lr " + study::fmt(r.lr) +
+                               (r.stage == "setups" ? " " + r.setup.name() : "") + " seed " + std::to_string(r.seed);
+      r.train = train(*model, data, o, [&](std::int64_t step, double loss) {
+        progress.done += static_cast<double>(r.depth);
+        char line[240];
+        std::snprintf(line, sizeof line, "%s  step %lld/%lld  loss %.4f", what.c_str(), static_cast<long long>(step),
+                      static_cast<long long>(o.steps), loss);
+        progress.show(line);
+        return !interrupted;
+      });
+      stop_if_interrupted(s);
+      progress.done += static_cast<double>(r.depth * s.eval_batches);
+      r.outcome = outcome_of(r.train, s.plateau_margin);
+      if (r.stage == "grid" && r.depth == s.skip_depth && r.outcome != "diverged") {
+        r.after = measure(*model, data.probe);
+        model->zero_grad();
+        r.skip_losses = skip_block_losses(*model, data);
+        r.measured_after = true;
+      }
+      progress.line(what + ": val " + study::fmt(r.train.val_loss) + " (" + r.outcome + ")");
+      res.trained.push_back(std::move(r));
     });
-    stop_if_interrupted(s);
-    progress.done += static_cast<double>(r.depth * s.eval_batches);
-    r.outcome = outcome_of(r.train, s.plateau_margin);
-    if (r.stage == "grid" && r.depth == s.skip_depth && r.outcome != "diverged") {
-      r.after = measure(*model, data.probe);
-      model->zero_grad();
-      r.skip_losses = skip_block_losses(*model, data);
-      r.measured_after = true;
-    }
-    progress.line(what + ": val " + study::fmt(r.train.val_loss) + " (" + r.outcome + ")");
-    res.trained.push_back(std::move(r));
   };
   for (std::uint64_t seed : s.seeds) {
     for (std::int64_t depth : s.depths)
@@ -176,33 +162,60 @@ Results run_stages(Settings& s, const std::string& command) {
         train_one("setups", name, s.setup_depth, s.train.lr, Setup::parse(text), seed);
   }
 
-  // ---- translate: examples/translate's task and models, its own defaults but the study's seeds
-  if (!s.translate_layers.empty() && !s.translate_placements.empty()) {
-    translate::Settings ts;
-    ts.steps = s.translate_steps;
-    ts.warmup = std::max<std::int64_t>(1, s.translate_steps / 10);
-    ts.d_model = s.translate_d_model;
-    ts.eval_interval = s.translate_steps;
-    ts.examples = 0;
-    ts.val_size = s.smoke ? 32 : 128;
-    ts.batch = s.smoke ? 16 : 32;
-    for (std::uint64_t seed : s.seeds) {
-      ts.seed = seed;
-      const translate::TranslationData td(ts.val_size, seed + 1);
-      if (seed == s.seeds.front()) res.translate_unigram = td.unigram_baseline(seed + 2);
-      for (std::int64_t layers : s.translate_layers)
-        for (const std::string& p : s.translate_placements) {
+  // translate: examples/translate's task and models, its own defaults but the study's seeds
+  translate::Settings ts;
+  ts.steps = s.translate_steps;
+  ts.warmup = std::max<std::int64_t>(1, s.translate_steps / 10);
+  ts.d_model = s.translate_d_model;
+  ts.eval_interval = s.translate_steps;
+  ts.examples = 0;
+  ts.val_size = s.smoke ? 32 : 128;
+  ts.batch = s.smoke ? 16 : 32;
+  if (!s.translate_layers.empty() && !s.translate_placements.empty())
+    res.translate_unigram = translate::TranslationData(ts.val_size, s.seeds.front() + 1).unigram_baseline(s.seeds.front() + 2);
+  for (std::uint64_t seed : s.seeds)
+    for (std::int64_t layers : s.translate_layers)
+      for (const std::string& p : s.translate_placements)
+        add(static_cast<double>(layers * s.translate_steps), [&, p, layers, seed, task = tasks.size()](training::Progress& progress) {
           stop_if_interrupted(s);
-          const translate::RunResult r = translate::train_one(p, layers, td, ts, progress);
-          TranslateRecord t{p, layers, seed, r.diverged(), r.diverged() ? NAN : r.val_loss.back(), r.exact_match,
-                            r.token_accuracy, r.seconds};
+          translate::Settings t = ts;
+          t.seed = seed;
+          const translate::TranslationData td(t.val_size, seed + 1);
+          const translate::RunResult r = translate::train_one(p, layers, td, t, progress);
+          TranslateRecord x{p, layers, seed, r.diverged(), r.diverged() ? NAN : r.val_loss.back(), r.exact_match,
+                            r.token_accuracy, r.seconds, task};
           progress.line("translate " + translate::run_name(p, layers) + " seed " + std::to_string(seed) + ": " +
-                        (t.diverged ? std::string("diverged") : "val " + study::fmt(t.val_loss) + ", exact match " +
-                                                                    study::fmt(t.exact_match, 3)));
-          res.translate.push_back(t);
-        }
-    }
+                        (x.diverged ? std::string("diverged") : "val " + study::fmt(x.val_loss) + ", exact match " +
+                                                                    study::fmt(x.exact_match, 3)));
+          res.translate.push_back(x);
+        });
+
+  // ---- run it: here, or in --jobs worker processes (workers.hpp), or as one of them
+  std::vector<double> costs;
+  for (const Task& t : tasks) costs.push_back(t.cost);
+  const auto shares = partition(costs, s.worker >= 0 || s.jobs > 1 ? s.jobs : 1);
+  const std::vector<std::size_t>& mine = s.worker >= 0 ? shares.at(static_cast<std::size_t>(s.worker)) : shares.front();
+  double work = 0;
+  for (std::size_t i : mine) work += costs[i];
+  training::Progress progress(s.worker < 0 && s.jobs > 1 ? 0.0 : work);
+  if (s.worker >= 0) progress.set_terminal(false);  // the workers share one terminal: whole lines
+  info.load_start = progress.load_at_start;
+  if (s.worker < 0) {
+    std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
+                "depths %s); lr sweep %zu x %zu; setups %zu x %zu; translate %zu x %zu; %lld steps per LM run; %zu tasks in "
+                "%lld process(es)\n",
+                s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
+                s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(), s.lr_placements.size(),
+                s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(), s.translate_placements.size(),
+                s.translate_layers.size(), static_cast<long long>(s.train.steps), tasks.size(), static_cast<long long>(s.jobs));
+    std::fflush(stdout);
   }
+  if (s.worker < 0 && s.jobs > 1) {
+    merge_into(res, run_workers(s, shares, costs));
+  } else {
+    for (std::size_t i : mine) tasks[i].run(progress);
+  }
+  if (s.worker >= 0) return res;  // the worker's share; main() saves it for the parent
 
   // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings
   if (s.torch && !s.torch_placements.empty()) {

@@ -36,6 +36,7 @@ struct ProfileRecord {
   std::int64_t depth = 0;
   std::uint64_t seed = 0;
   Snapshot at_init;
+  std::size_t task = 0;  // its place in the plan: records are kept in this order
 };
 
 // grid, lr and setups: one trained run.
@@ -56,6 +57,7 @@ struct TrainedRecord {
   bool measured_after = false;
   Snapshot after;
   std::vector<double> skip_losses;
+  std::size_t task = 0;
 };
 
 // translate: one encoder-decoder run of examples/translate.
@@ -65,6 +67,7 @@ struct TranslateRecord {
   std::uint64_t seed = 0;
   bool diverged = false;
   double val_loss = 0, exact_match = 0, token_accuracy = 0, seconds = 0;
+  std::size_t task = 0;
 };
 
 struct Results {
@@ -79,6 +82,12 @@ struct Results {
 // Runs every stage of the settings (a stage with nothing to run is skipped) and returns what
 // they measured; command reruns the study (it is printed first). Ctrl-C stops it with
 // study::Interrupted.
+//
+// The runs are a plan of tasks, each with its cost in block-steps. With --jobs N > 1 they run
+// in N worker processes of this same program (workers.hpp), each given a share of the plan of
+// about equal cost and one thread: the runs are small enough that one thread per process uses
+// the cores better than two threads in one. The records come back in the plan's order, so the
+// report does not depend on N.
 Results run_stages(Settings& s, const std::string& command);
 
 // The outcome of a training run, by the rule of TrainedRecord::outcome.
