@@ -9,6 +9,7 @@
 #include <climits>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 #include "../autograd/errors.hpp"
 
@@ -27,6 +28,11 @@ MPI_Datatype mpi_type(DType dtype) {
 }
 
 }  // namespace
+
+// The MPI requests of one started collective (several when its buffer is over INT_MAX elements).
+struct PendingRequests {
+  std::vector<MPI_Request> requests;
+};
 
 ProcessGroup::ProcessGroup() {
   if (group_exists) throw std::logic_error("ProcessGroup: this process already has one");
@@ -64,6 +70,38 @@ void ProcessGroup::allreduce_sum(void* data, std::int64_t count, DType dtype) co
                   MPI_COMM_WORLD);
     done += n;
   }
+}
+
+PendingCollective ProcessGroup::start_allreduce_sum(void* data, std::int64_t count, DType dtype) const {
+  const MPI_Datatype type = mpi_type(dtype);
+  auto* bytes = static_cast<char*>(data);
+  PendingCollective pending;
+  pending.impl_ = std::make_shared<PendingRequests>();
+  for (std::int64_t done = 0; done < count;) {
+    const int n = static_cast<int>(std::min<std::int64_t>(count - done, INT_MAX));
+    MPI_Request request;
+    MPI_Iallreduce(MPI_IN_PLACE, bytes + done * static_cast<std::int64_t>(size_of(dtype)), n, type, MPI_SUM,
+                   MPI_COMM_WORLD, &request);
+    pending.impl_->requests.push_back(request);
+    done += n;
+  }
+  return pending;
+}
+
+bool ProcessGroup::test(PendingCollective& pending) const {
+  if (!pending.impl_) return true;
+  int finished = 0;
+  auto& requests = pending.impl_->requests;
+  MPI_Testall(static_cast<int>(requests.size()), requests.data(), &finished, MPI_STATUSES_IGNORE);
+  if (finished) pending.impl_.reset();
+  return finished != 0;
+}
+
+void ProcessGroup::wait(PendingCollective& pending) const {
+  if (!pending.impl_) return;
+  auto& requests = pending.impl_->requests;
+  MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE);
+  pending.impl_.reset();
 }
 
 double ProcessGroup::mean(double value) const {

@@ -13,11 +13,24 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "../autograd/dtype.hpp"
 
 namespace tapegrad::distributed {
+
+// A collective started without waiting for it (MPI_Iallreduce): the buffer must stay alive
+// and untouched until ProcessGroup::wait() or a test() that returned true. MPI itself stays
+// behind the pointer, out of this header.
+class PendingCollective {
+ public:
+  bool active() const { return impl_ != nullptr; }
+
+ private:
+  friend class ProcessGroup;
+  std::shared_ptr<struct PendingRequests> impl_;
+};
 
 class ProcessGroup {
  public:
@@ -39,6 +52,14 @@ class ProcessGroup {
   void barrier() const;
   // In place, on every rank: data[i] <- sum over ranks of data[i]. float32 or float64.
   void allreduce_sum(void* data, std::int64_t count, DType dtype) const;
+  // allreduce_sum without waiting: returns at once, the sum arrives in place by wait(). Every
+  // rank must start the same collectives in the same order (MPI matches them by order).
+  PendingCollective start_allreduce_sum(void* data, std::int64_t count, DType dtype) const;
+  // Lets MPI progress the collective (Open MPI moves a non-blocking collective on only inside
+  // MPI calls) and says whether it has finished. A finished one needs no wait().
+  bool test(PendingCollective& pending) const;
+  // Waits until the collective has finished; a no-op for one already finished.
+  void wait(PendingCollective& pending) const;
   // The mean over ranks of one value, the same on every rank.
   double mean(double value) const;
   // True on every rank when it is true on any rank (to agree on stopping).
