@@ -67,6 +67,15 @@ class DataParallel {
 #endif
   }
 
+  // Before each micro-batch's backward: all but the last of a step accumulate locally, the
+  // last one reduces their sum (its allreduces overlap its backward).
+  void before_backward([[maybe_unused]] bool last) {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (!ddp_) return;
+    no_sync_ = last ? tapegrad::distributed::DistributedDataParallel::NoSync() : ddp_->no_sync();
+#endif
+  }
+
   // Gradients of this rank's rows -> gradients of the global batch, on every rank.
   void average_gradients() {
 #if TAPEGRAD_HAS_DISTRIBUTED
@@ -128,6 +137,7 @@ class DataParallel {
 #if TAPEGRAD_HAS_DISTRIBUTED
   std::unique_ptr<tapegrad::distributed::ProcessGroup> group_;
   std::unique_ptr<tapegrad::distributed::DistributedDataParallel> ddp_;
+  tapegrad::distributed::DistributedDataParallel::NoSync no_sync_;  // declared after ddp_: released first
 #endif
 };
 

@@ -32,6 +32,11 @@ int main(int argc, char** argv) {
     if (s.batch % job.world != 0)
       throw std::invalid_argument("--batch " + std::to_string(s.batch) + ": the global batch must be a multiple of the " +
                                   std::to_string(job.world) + " processes");
+    if ((s.batch / job.world) % s.grad_accum != 0)
+      throw std::invalid_argument("--grad-accum " + std::to_string(s.grad_accum) + ": the " +
+                                  std::to_string(s.batch / job.world) + " rows of --batch " + std::to_string(s.batch) +
+                                  (job.world > 1 ? " per process" : "") + " do not split into " +
+                                  std::to_string(s.grad_accum) + " equal micro-batches");
     // Under mpirun the processes on one machine share its cores.
     if (s.threads == 0 && job.local_processes() > 1 && !std::getenv("TAPEGRAD_NUM_THREADS"))
       s.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / job.local_processes());

@@ -97,6 +97,10 @@ Options::Options() {
                "same gradients, about a third more time per step");
   app.add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
                                "batch, gradients are averaged; rank 0 alone logs, evaluates and saves");
+  local_flag("--grad-accum", s.grad_accum,
+             "micro-batches per step: each process runs its --batch / N rows as this many forward and backward "
+             "passes (the memory of one micro-batch), and steps once; the same update as one pass")
+      ->check(CLI::PositiveNumber);
   local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
   local_flag("--fail-on-rank", s.fail_on_rank, "")->group("");  // hidden, for tests
   local_flag("--fail-at-step", s.fail_at_step, "")->group("");

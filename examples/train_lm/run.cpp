@@ -18,6 +18,10 @@ Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_g
     std::printf("ddp: %d processes, batch %lld = %d x %lld rows, %lld gradient buckets, %lld threads each\n", job_.world,
                 static_cast<long long>(s.batch), job_.world, static_cast<long long>(s.batch / job_.world),
                 static_cast<long long>(job_.num_buckets()), static_cast<long long>(get_num_threads()));
+  if (s.grad_accum > 1)
+    std::printf("gradient accumulation: %lld rows per process as %lld micro-batches of %lld\n",
+                static_cast<long long>(s.batch / job_.world), static_cast<long long>(s.grad_accum),
+                static_cast<long long>(s.batch / job_.world / s.grad_accum));
   training::Unigram unigram(vocab_size());
   unigram.add_all(stream_->tokens(data::Split::train));
   baseline = unigram.cross_entropy(stream_->tokens(data::Split::val));
@@ -136,15 +140,24 @@ StepResult Run::train_step() {
   // their rows independently and a resumed run draws the same masks.
   if (job_.on())
     default_generator().manual_seed(s.seed ^ (static_cast<std::uint64_t>(step) << 20) ^ static_cast<std::uint64_t>(job_.rank));
-  const Tensor logits = model_->forward(batch.inputs);
-  const Tensor loss = cross_entropy(logits.reshape({-1, V}), batch.targets.reshape({-1}));
+  // --grad-accum N: N micro-batches of rows/N, each its own forward and backward.
+  const std::int64_t micro_rows = batch.inputs.size(0) / s.grad_accum;
+  auto micro_loss = [&](std::int64_t k) {
+    const Tensor inputs = s.grad_accum == 1 ? batch.inputs : narrow(batch.inputs, 0, k * micro_rows, micro_rows);
+    const Tensor targets = s.grad_accum == 1 ? batch.targets : narrow(batch.targets, 0, k * micro_rows, micro_rows);
+    const Tensor logits = model_->forward(inputs);
+    return cross_entropy(logits.reshape({-1, V}), targets.reshape({-1}));
+  };
+  training::UpdateHooks hooks;
+  hooks.before_backward = [&](bool last) { job_.before_backward(last); };
+  hooks.after_backward = [&] { job_.average_gradients(); };
   const training::UpdateResult u =
-      training::update(*optimizer_, loss, model_->named_parameters(), s.clip, [&] { job_.average_gradients(); });
+      training::update(*optimizer_, s.grad_accum, micro_loss, model_->named_parameters(), s.clip, hooks);
   if (!u.ok()) throw optim::NonFiniteError(u.problem);
   ++step;
 
   StepResult r;
-  r.loss = job_.mean(loss.item());
+  r.loss = job_.mean(u.loss);
   r.grad_norm = u.grad_norm;
   r.lr = optimizer_->lr(0);
   // Evaluations fall on the same steps in a straight and in a resumed run: every

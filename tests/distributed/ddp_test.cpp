@@ -4,6 +4,10 @@
 //                                      global batch (1e-6 relative), the ranks bitwise equal
 //                                      after every step, rank 0's weights broadcast at start,
 //                                      gradients present on some ranks only
+//   [mpirun -n 2] ddp_test overlap     the allreduce overlapped with backward gives the bits
+//                                      of the allreduce after backward (float32, 12 buckets)
+//   [mpirun -n 2] ddp_test accumulation  N micro-batches under no_sync() == one batch of N
+//                                      times the rows, float64, to 1e-12 relative
 //   mpirun -n 2 ddp_test fail          rank 1 throws at step 2: the job must end non-zero
 //                                      with "rank 1" and the message, never hang
 //   ddp_test compare A.tgc B.tgc [T]   two training checkpoints at the same step hold the
@@ -252,6 +256,118 @@ void test_partial_gradients(const distributed::ProcessGroup& group, Checks& chec
   checks.expect(!group.any(!ok), group, "a gradient on some ranks only counts as zero on the others; none anywhere stays none");
 }
 
+// This rank's rows of global batch `step`, all of them or micro-batch k of n.
+data::Batch rows_of(const data::Dataset& dataset, const data::DistributedSampler& sampler, std::int64_t step,
+                    std::int64_t k = 0, std::int64_t n = 1) {
+  const data::Batch batch = sampler.batch(dataset, step / sampler.batches_per_epoch(), step % sampler.batches_per_epoch());
+  if (n == 1) return batch;
+  const std::int64_t rows = batch.inputs.size(0) / n;
+  data::Batch micro;
+  micro.inputs = narrow(batch.inputs, 0, k * rows, rows);
+  micro.targets = narrow(batch.targets, 0, k * rows, rows);
+  return micro;
+}
+
+Tensor mean_loss(nn::TransformerLM& model, const data::Batch& batch) {
+  const Tensor logits = model.forward(batch.inputs);
+  return cross_entropy(logits.reshape({-1, kVocab}), batch.targets.reshape({-1}));
+}
+
+// One training::update of a data-parallel run with gradient accumulation: micro-batches
+// 0..n-2 backward under no_sync() (local accumulation only), the last one reduces the sum.
+training::UpdateResult accumulated_step(nn::TransformerLM& model, optim::Optimizer& optimizer,
+                                        distributed::DistributedDataParallel& ddp, const data::Dataset& dataset,
+                                        const data::DistributedSampler& sampler, std::int64_t step, std::int64_t n,
+                                        bool take_step = true) {
+  distributed::DistributedDataParallel::NoSync no_sync;
+  training::UpdateHooks hooks;
+  if (!take_step) hooks.step = [] {};
+  hooks.before_backward = [&](bool last) { no_sync = last ? distributed::DistributedDataParallel::NoSync() : ddp.no_sync(); };
+  hooks.after_backward = [&] { ddp.average_gradients(); };
+  return training::update(
+      optimizer, n, [&](std::int64_t k) { return mean_loss(model, rows_of(dataset, sampler, step, k, n)); },
+      model.named_parameters(), 1.0, hooks);
+}
+
+// Overlapped and after-backward allreduce: the same buckets, the same collective, the same
+// order, so the same bits, step after step (float32 AdamW, where any change of summation
+// order would show). The overlapped run must really start buckets during backward.
+void test_overlap_is_bitwise(const distributed::ProcessGroup& group, Checks& checks) {
+  const int rank = group.rank(), world = group.world_size();
+  const auto dataset = random_sequences();
+  const data::DistributedSampler sampler(dataset->size(), kGlobalBatch, rank, world, /*seed=*/9);
+  auto overlapped = tiny_lm(100, DType::float32), after = tiny_lm(100, DType::float32);
+  distributed::DistributedDataParallel ddp_overlapped(*overlapped, group, distributed::DDPOptions().bucket_mb(0.004));
+  distributed::DistributedDataParallel ddp_after(*after, group, distributed::DDPOptions().bucket_mb(0.004).overlap(false));
+  const auto opt_overlapped = make_optimizer(*overlapped, "adamw"), opt_after = make_optimizer(*after, "adamw");
+  bool identical = true;
+  std::int64_t started = 0, started_without = 0;
+  for (std::int64_t step = 0; step < kSteps; ++step) {
+    accumulated_step(*overlapped, *opt_overlapped, ddp_overlapped, *dataset, sampler, step, 1);
+    started += ddp_overlapped.last_buckets_started_in_backward();
+    accumulated_step(*after, *opt_after, ddp_after, *dataset, sampler, step, 1);
+    started_without += ddp_after.last_buckets_started_in_backward();
+    identical = identical && state_bytes(*overlapped) == state_bytes(*after);
+  }
+  checks.expect(!group.any(!identical), group,
+                "overlapped allreduce == allreduce after backward, bitwise, after each of " + std::to_string(kSteps) +
+                    " float32 AdamW steps (" + std::to_string(ddp_after.num_buckets()) + " buckets)");
+  checks.expect(!group.any(started != kSteps * ddp_overlapped.num_buckets()) && started_without == 0, group,
+                "with overlap every bucket started inside backward (" + std::to_string(started) + " of " +
+                    std::to_string(kSteps * ddp_overlapped.num_buckets()) + "); without, none");
+  // A second backward in one step without no_sync() would reduce a gradient twice: refused.
+  mean_loss(*overlapped, rows_of(*dataset, sampler, 0)).backward();
+  std::string error;
+  try {
+    mean_loss(*overlapped, rows_of(*dataset, sampler, 1)).backward();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  ddp_overlapped.average_gradients();
+  checks.expect(error.find("no_sync()") != std::string::npos, group,
+                "a second backward() without no_sync() is refused: " + error.substr(0, 120) + "...");
+}
+
+// N micro-batches of b/N rows, accumulated under no_sync(), against one batch of b rows per
+// rank, in float64: the averaged gradients of a step agree to 1e-12 relative (rounding only:
+// the sums are taken in another order), and so do the parameters after kSteps SGD steps.
+// AdamW amplifies rounding where a gradient is nearly zero (it divides by the gradient's RMS;
+// the attention key bias has an exact gradient of zero), so its bound after kSteps is 1e-10.
+void test_accumulation(const distributed::ProcessGroup& group, Checks& checks) {
+  const int rank = group.rank(), world = group.world_size();
+  const auto dataset = random_sequences();
+  const data::DistributedSampler sampler(dataset->size(), kGlobalBatch, rank, world, /*seed=*/9);
+  for (const std::int64_t n : {2, 4}) {
+    for (const std::string kind : {"sgd", "adamw"}) {
+      auto accumulated = tiny_lm(100), whole = tiny_lm(100);
+      distributed::DistributedDataParallel ddp_accumulated(*accumulated, group, distributed::DDPOptions().bucket_mb(0.004));
+      distributed::DistributedDataParallel ddp_whole(*whole, group, distributed::DDPOptions().bucket_mb(0.004));
+      const auto opt_accumulated = make_optimizer(*accumulated, kind), opt_whole = make_optimizer(*whole, kind);
+      accumulated_step(*accumulated, *opt_accumulated, ddp_accumulated, *dataset, sampler, 0, n, false);
+      accumulated_step(*whole, *opt_whole, ddp_whole, *dataset, sampler, 0, 1, false);
+      const double grad_rel = max_relative_difference(*accumulated, *whole, /*gradients=*/true);
+      double loss_rel = 0;
+      for (std::int64_t step = 0; step < kSteps; ++step) {
+        const double a = accumulated_step(*accumulated, *opt_accumulated, ddp_accumulated, *dataset, sampler, step, n).loss;
+        const double b = accumulated_step(*whole, *opt_whole, ddp_whole, *dataset, sampler, step, 1).loss;
+        loss_rel = std::max(loss_rel, std::abs(a - b) / std::abs(b));
+      }
+      const double rel = max_relative_difference(*accumulated, *whole);
+      const double bound = kind == "sgd" ? 1e-12 : 1e-10;
+      const bool ok = grad_rel <= 1e-12 && loss_rel <= 1e-12 && rel <= bound;
+      char what[300];
+      std::snprintf(what, sizeof what,
+                    "%d process(es), %s: %lld micro-batches of %lld rows == one batch of %lld rows per process: "
+                    "gradients %.2g, losses %.2g <= 1e-12, parameters after %lld steps %.2g <= %.0e (relative)",
+                    world, kind.c_str(), static_cast<long long>(n), static_cast<long long>(sampler.local_batch() / n),
+                    static_cast<long long>(sampler.local_batch()), grad_rel, loss_rel, static_cast<long long>(kSteps),
+                    rel, bound);
+      checks.expect(!group.any(!ok), group, what);
+      checks.expect(distributed::in_sync(*accumulated, group), group, "accumulated: the ranks stay bitwise equal");
+    }
+  }
+}
+
 // Rank 1 throws in the middle of training while rank 0 waits in an allreduce.
 void train_until_rank1_fails(const distributed::ProcessGroup& group) {
   const auto dataset = random_sequences();
@@ -279,7 +395,14 @@ int main(int argc, char** argv) {
       std::printf("no rank failed (run with 2 or more processes)\n");
       return 1;
     }
-    if (mode != "equivalence") throw std::invalid_argument("unknown mode '" + mode + "' (equivalence, fail, or compare A B)");
+    if (mode == "overlap" || mode == "accumulation") {
+      Checks checks;
+      if (mode == "overlap") test_overlap_is_bitwise(group, checks);
+      else test_accumulation(group, checks);
+      return group.any(checks.failed > 0) ? 1 : 0;
+    }
+    if (mode != "equivalence")
+      throw std::invalid_argument("unknown mode '" + mode + "' (equivalence, overlap, accumulation, fail, or compare A B)");
     if (group.is_main())
       std::printf("%d processes, %s\n", group.world_size(), distributed::ProcessGroup::library_version().c_str());
     Checks checks;

@@ -35,3 +35,45 @@ TEST_CASE("update: clip, step, and the skip of a non-finite gradient", "[trainin
   CHECK_THAT(bad.problem, Contains("non-finite"));
   CHECK(w.to_vector() == before);
 }
+
+// Gradient accumulation: 4 micro-batches of 2 rows give the gradient of one batch of 8 rows
+// (each micro-batch's mean loss, backward on loss_k / 4), to rounding; the hooks run in order
+// (before each backward, told which is the last; after the last; the step replaced).
+TEST_CASE("update: micro-batches equal one batch, and the hooks' order", "[training][update]") {
+  manual_seed(3);
+  const Tensor x = randn({8, 5}, DType::float64), y = randn({8, 1}, DType::float64);
+  auto fit = [&](std::int64_t micro_batches, std::vector<std::string>* calls) {
+    manual_seed(4);
+    nn::Linear layer(nn::LinearOptions(5, 1).dtype(DType::float64));
+    const nn::NamedTensors params = layer.named_parameters();
+    optim::SGD opt(params, optim::SGDOptions(0.1));
+    const std::int64_t rows = 8 / micro_batches;
+    auto loss_of = [&](std::int64_t k) {
+      const Tensor diff = layer.forward(narrow(x, 0, k * rows, rows)) - narrow(y, 0, k * rows, rows);
+      return mean(diff * diff);
+    };
+    training::UpdateHooks hooks;
+    if (calls) {
+      hooks.before_backward = [&](bool last) { calls->push_back(last ? "last" : "more"); };
+      hooks.after_backward = [&] { calls->push_back("after"); };
+      hooks.step = [&] {
+        calls->push_back("step");
+        opt.step();
+      };
+    }
+    const training::UpdateResult r = training::update(opt, micro_batches, loss_of, params, 0.0, hooks);
+    CHECK(r.ok());
+    return std::make_pair(r, layer.weight.to_vector());
+  };
+  std::vector<std::string> calls;
+  const auto [whole, w_whole] = fit(1, nullptr);
+  const auto [accumulated, w_accumulated] = fit(4, &calls);
+  CHECK(calls == std::vector<std::string>{"more", "more", "more", "last", "after", "step"});
+  CHECK(std::abs(accumulated.loss - whole.loss) <= 1e-12 * whole.loss);
+  CHECK(std::abs(accumulated.grad_norm - whole.grad_norm) <= 1e-12 * whole.grad_norm);
+  for (std::size_t i = 0; i < w_whole.size(); ++i) CHECK(std::abs(w_accumulated[i] - w_whole[i]) <= 1e-12);
+  Tensor w = zeros({1}, DType::float64).requires_grad_();
+  optim::SGD opt({{"w", w}}, optim::SGDOptions(0.1));
+  CHECK_THROWS_WITH(training::update(opt, 0, [&](std::int64_t) { return sum(w); }, {{"w", w}}, 0.0),
+                    Contains("micro_batches must be at least 1, got 0"));
+}
