@@ -1,19 +1,34 @@
-// ddp_scaling.cpp — throughput of data-parallel training under mpirun: one global batch per
-// step, split over the processes, for a transformer LM on random tokens. Rank 0 prints
-// tokens/s, ms per step and ms per step inside MPI_Allreduce. bench/ddp_scaling.sh runs it
-// with 1 and 2 processes and works out the scaling efficiency.
+// ddp_scaling.cpp — data-parallel training under mpirun: what communication costs per step,
+// how much of it the overlap with backward hides, and the throughput. One global batch per
+// step, split over the processes, for a transformer LM on random tokens.
 //
-//   mpirun -n 2 ddp_scaling --threads 1 --steps 20
+//   mpirun -n 2 ddp_scaling --threads 1 --rounds 5 --steps 4
 //
-// Each step is timed from a barrier to a barrier, so that the slowest rank sets the time, as
-// it does in training. Before the allreduce, a barrier (timed apart as "wait") lets the
-// faster rank wait for the slower one, so that allreduce_ms is the transfer and the sum
-// alone; in training that wait is part of the allreduce.
+// Three ways of taking the same step are interleaved, round after round (each round runs
+// --steps steps of each, in a rotated order), so that a slow spell of a shared machine hits
+// all three alike:
+//
+//   none     the gradients are not communicated at all (every backward under no_sync()):
+//            the step's compute alone, the reference;
+//   after    the allreduce of every bucket after backward (DDPOptions::overlap(false));
+//   overlap  each bucket's allreduce starts inside backward when its gradients are final.
+//
+// exposed communication = step(mode) − step(none): what the communication adds to a step.
+// hidden = 1 − exposed(overlap) / exposed(after): the share of the allreduce time that the
+// overlap takes off the step. Each step is timed from a barrier to a barrier, so that the
+// slowest rank sets the time, as it does in training. Figures are medians over all timed
+// steps, with the range of the per-round medians.
+//
+// --zero1 adds a fourth mode, overlap + ZeRO-1 (each rank steps its shard of the optimizer
+// state, then the parameters are shared), and prints each rank's optimizer-state memory for
+// plain DDP and for ZeRO-1.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
+#include <string>
 #include <vector>
 
 #include <tapegrad/distributed/ddp.hpp>
@@ -21,19 +36,35 @@
 
 using namespace tapegrad;
 
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+struct Timings {
+  std::vector<double> all;                   // every timed step, seconds
+  std::vector<double> round_medians;         // one per round
+  std::vector<double> exposed_wait;          // seconds average_gradients() waited, per step
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   std::int64_t layers = 4, d_model = 128, heads = 4, seq_len = 64, batch = 16, vocab = 256;
-  std::int64_t steps = 20, warmup = 3, threads = 1;
+  std::int64_t rounds = 5, steps = 4, warmup = 2, threads = 1;
   double bucket_mb = 25;
-  CLI::App app{"Data-parallel training throughput (run it under mpirun)"};
+  CLI::App app{"Data-parallel training: exposed communication with and without overlap (run it under mpirun)"};
   app.add_option("--layers", layers, "transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--d-model", d_model, "model width")->check(CLI::PositiveNumber);
   app.add_option("--heads", heads, "attention heads")->check(CLI::PositiveNumber);
   app.add_option("--seq-len", seq_len, "tokens per sequence")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch, "global batch: sequences per step over all processes")->check(CLI::PositiveNumber);
   app.add_option("--vocab", vocab, "vocabulary size")->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps, "timed steps")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
+  app.add_option("--rounds", rounds, "interleaved rounds")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "timed steps of each mode per round")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed steps of each mode first")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", threads, "threads per process")->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", bucket_mb, "megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
@@ -56,45 +87,80 @@ int main(int argc, char** argv) {
     optim::AdamW optimizer(optim::weight_decay_groups(model, optim::AdamOptions(1e-3).weight_decay(0.1)));
 
     Generator gen(7);  // the same draws on every rank: each keeps its rows of the global batch
-    std::vector<double> step_s, wait_s, reduce_s;
-    for (std::int64_t step = 0; step < warmup + steps; ++step) {
+    auto step = [&](const std::string& mode) {
       const Tensor tokens = randint(0, vocab, {batch, seq_len + 1}, gen);
       data::Batch global;
       global.inputs = narrow(tokens, 1, 0, seq_len).contiguous();
       global.targets = narrow(tokens, 1, 1, seq_len).contiguous();
       const data::Batch mine = data::shard_of(global, rank, world);
-
+      if (mode != "none") ddp.set_overlap(mode == "overlap");
       group.barrier();
       const auto start = std::chrono::steady_clock::now();
       const Tensor logits = model.forward(mine.inputs);
       const Tensor loss = cross_entropy(logits.reshape({-1, vocab}), mine.targets.reshape({-1}));
       optimizer.zero_grad();
-      loss.backward();
-      const auto wait_start = std::chrono::steady_clock::now();
-      group.barrier();
-      const double wait = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-      ddp.average_gradients();
+      double waited = 0;
+      if (mode == "none") {
+        auto no_sync = ddp.no_sync();
+        loss.backward();
+      } else {
+        loss.backward();
+        ddp.average_gradients();
+        waited = ddp.last_allreduce_seconds();
+      }
       optimizer.step();
       group.barrier();
-      if (step < warmup) continue;
-      step_s.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      wait_s.push_back(wait);
-      reduce_s.push_back(ddp.last_allreduce_seconds());
+      return std::make_pair(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), waited);
+    };
+
+    const std::vector<std::string> modes = world > 1 ? std::vector<std::string>{"none", "after", "overlap"}
+                                                     : std::vector<std::string>{"none"};
+    std::map<std::string, Timings> timings;
+    for (const auto& mode : modes)
+      for (std::int64_t i = 0; i < warmup; ++i) step(mode);
+    for (std::int64_t round = 0; round < rounds; ++round) {
+      for (std::size_t m = 0; m < modes.size(); ++m) {
+        const std::string& mode = modes[(m + static_cast<std::size_t>(round)) % modes.size()];
+        std::vector<double> these;
+        for (std::int64_t i = 0; i < steps; ++i) {
+          const auto [seconds, waited] = step(mode);
+          these.push_back(seconds);
+          timings[mode].exposed_wait.push_back(waited);
+        }
+        timings[mode].all.insert(timings[mode].all.end(), these.begin(), these.end());
+        timings[mode].round_medians.push_back(median(these));
+      }
+      if (group.is_main()) std::fprintf(stderr, "round %lld/%lld done\n", static_cast<long long>(round + 1), static_cast<long long>(rounds));
     }
 
-    // Medians: robust to a step that another program on the machine slowed down.
-    auto median = [](std::vector<double> v) {
-      std::sort(v.begin(), v.end());
-      return v[v.size() / 2];
-    };
-    const double step_med = median(step_s), wait_med = group.mean(median(wait_s)), reduce_med = group.mean(median(reduce_s));
+    const double grad_mb = static_cast<double>(model.num_parameters()) * 4 / 1e6;
     if (group.is_main()) {
-      std::printf("processes %d  threads %lld  parameters %lld  buckets %lld  global batch %lld x %lld tokens\n", world,
-                  static_cast<long long>(threads), static_cast<long long>(model.num_parameters()),
+      std::printf("processes %d  threads %lld  parameters %lld (%.1f MB of float32 gradients)  buckets %lld  "
+                  "global batch %lld x %lld tokens  %lld rounds x %lld steps per mode\n",
+                  world, static_cast<long long>(threads), static_cast<long long>(model.num_parameters()), grad_mb,
                   static_cast<long long>(ddp.num_buckets()), static_cast<long long>(batch),
-                  static_cast<long long>(seq_len));
-      std::printf("RESULT processes=%d step_ms=%.2f tokens_per_s=%.0f allreduce_ms=%.3f wait_ms=%.3f\n", world,
-                  1e3 * step_med, static_cast<double>(batch * seq_len) / step_med, 1e3 * reduce_med, 1e3 * wait_med);
+                  static_cast<long long>(seq_len), static_cast<long long>(rounds), static_cast<long long>(steps));
+    }
+    const double none_ms = 1e3 * median(timings["none"].all);
+    std::map<std::string, double> exposed;
+    for (const auto& mode : modes) {
+      const Timings& t = timings[mode];
+      const double ms = 1e3 * median(t.all);
+      const auto [lo, hi] = std::minmax_element(t.round_medians.begin(), t.round_medians.end());
+      exposed[mode] = ms - none_ms;
+      const double wait_ms = 1e3 * group.mean(median(t.exposed_wait));
+      if (group.is_main())
+        std::printf("RESULT processes=%d mode=%s step_ms=%.2f range=%.2f-%.2f tokens_per_s=%.0f exposed_comm_ms=%.2f "
+                    "wait_in_average_ms=%.2f\n",
+                    world, mode.c_str(), ms, 1e3 * *lo, 1e3 * *hi, static_cast<double>(batch * seq_len) / (ms / 1e3),
+                    exposed[mode], wait_ms);
+    }
+    if (world > 1 && group.is_main()) {
+      if (exposed["after"] > 0)
+        std::printf("RESULT hidden=%.0f%% (1 - exposed overlap %.2f ms / exposed after %.2f ms)\n",
+                    100 * (1 - exposed["overlap"] / exposed["after"]), exposed["overlap"], exposed["after"]);
+      else
+        std::printf("RESULT hidden=n/a (the allreduce after backward exposed %.2f ms: below the noise)\n", exposed["after"]);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddp_scaling: rank %d: error: %s\n", group.rank(), e.what());

@@ -1,6 +1,7 @@
 // ddp.cpp — bucket planning, gradient averaging, broadcast of the state, the sync check.
 #include "ddp.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <set>
@@ -57,7 +58,11 @@ DistributedDataParallel::DistributedDataParallel(nn::Module& module, const Proce
     : module_(&module), group_(&group), overlap_(options.overlap()) {
   if (!(options.bucket_mb() > 0))
     throw ValueError("DistributedDataParallel: bucket_mb must be > 0, got " + std::to_string(options.bucket_mb()));
+  if (!(options.first_bucket_mb() > 0))
+    throw ValueError("DistributedDataParallel: first_bucket_mb must be > 0, got " +
+                     std::to_string(options.first_bucket_mb()));
   const double bucket_bytes = options.bucket_mb() * 1024 * 1024;
+  const double first_bucket_bytes = std::min(options.first_bucket_mb(), options.bucket_mb()) * 1024 * 1024;
   std::set<const TensorImpl*> seen;  // a tensor registered twice (tied weights) counts once
   std::vector<std::pair<std::string, Tensor>> params;
   for (const auto& [name, p] : module.named_parameters())
@@ -69,7 +74,8 @@ DistributedDataParallel::DistributedDataParallel(nn::Module& module, const Proce
     if (!is_floating(p.dtype()))
       throw DTypeError("DistributedDataParallel: parameter " + name + " has dtype " + dtype_name(p.dtype()));
     const std::int64_t bytes = p.numel() * static_cast<std::int64_t>(size_of(p.dtype()));
-    const bool full = !buckets_.empty() && static_cast<double>(bytes_in_last + bytes) > bucket_bytes;
+    const double cap = buckets_.size() == 1 ? first_bucket_bytes : bucket_bytes;
+    const bool full = !buckets_.empty() && static_cast<double>(bytes_in_last + bytes) > cap;
     if (buckets_.empty() || full || buckets_.back().dtype != p.dtype()) {
       buckets_.emplace_back();
       buckets_.back().dtype = p.dtype();

@@ -55,6 +55,9 @@ namespace tapegrad::distributed {
 struct DDPOptions {
   // Target size of one allreduce buffer; a tensor larger than that gets a bucket of its own.
   TAPEGRAD_ARG(double, bucket_mb) = 25.0;
+  // The first bucket (the last layers' gradients, final first) is smaller, as in PyTorch's
+  // DDP: its allreduce can start early in backward instead of after a quarter of it.
+  TAPEGRAD_ARG(double, first_bucket_mb) = 1.0;
   // Start each bucket's allreduce during backward, as soon as its gradients are final.
   TAPEGRAD_ARG(bool, overlap) = true;
 };
