@@ -19,7 +19,8 @@
 // gradient is zero), rounding noise becomes a step of up to lr. Those runs get a looser bound.
 //
 // Prints "PASS ..." / "FAIL ..." lines on rank 0 and exits 0 only when every check passed on
-// every rank. docs/distributed.md shows train_shard() below word for word.
+// every rank. docs/distributed.md shows the regions marked '// snippet:' word for word
+// (the test docs.distributed_snippets checks it).
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -142,6 +143,7 @@ struct Checks {
 
 // One data-parallel step: this rank's rows of global batch `step`, its mean loss, the
 // gradients averaged over the ranks, one optimizer step. Returns the global mean loss.
+// snippet: train_shard
 double train_shard(nn::TransformerLM& model, optim::Optimizer& optimizer, distributed::DistributedDataParallel& ddp,
                    const distributed::ProcessGroup& group, const data::Dataset& dataset,
                    const data::DistributedSampler& sampler, std::int64_t step) {
@@ -156,6 +158,7 @@ double train_shard(nn::TransformerLM& model, optim::Optimizer& optimizer, distri
   optimizer.step();
   return group.mean(loss.item());
 }
+// end snippet
 
 // One step of the reference: a single process on the whole global batch.
 Tensor reference_backward(nn::TransformerLM& model, const data::Dataset& dataset, std::int64_t step) {
@@ -273,6 +276,7 @@ Tensor mean_loss(nn::TransformerLM& model, const data::Batch& batch) {
   return cross_entropy(logits.reshape({-1, kVocab}), batch.targets.reshape({-1}));
 }
 
+// snippet: accumulated_step
 // One training::update of a data-parallel run with gradient accumulation: micro-batches
 // 0..n-2 backward under no_sync() (local accumulation only), the last one reduces the sum.
 training::UpdateResult accumulated_step(nn::TransformerLM& model, optim::Optimizer& optimizer,
@@ -288,6 +292,7 @@ training::UpdateResult accumulated_step(nn::TransformerLM& model, optim::Optimiz
       optimizer, n, [&](std::int64_t k) { return mean_loss(model, rows_of(dataset, sampler, step, k, n)); },
       model.named_parameters(), 1.0, hooks);
 }
+// end snippet
 
 // Overlapped and after-backward allreduce: the same buckets, the same collective, the same
 // order, so the same bits, step after step (float32 AdamW, where any change of summation
