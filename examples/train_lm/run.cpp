@@ -19,8 +19,9 @@ Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_g
                 static_cast<long long>(s.batch), job_.world, static_cast<long long>(s.batch / job_.world),
                 static_cast<long long>(job_.num_buckets()), static_cast<long long>(get_num_threads()));
   if (s.grad_accum > 1)
-    std::printf("gradient accumulation: %lld rows per process as %lld micro-batches of %lld\n",
-                static_cast<long long>(s.batch / job_.world), static_cast<long long>(s.grad_accum),
+    std::printf("gradient accumulation: %lld rows per %s as %lld micro-batches of %lld\n",
+                static_cast<long long>(s.batch / job_.world), job_.world > 1 ? "process" : "step",
+                static_cast<long long>(s.grad_accum),
                 static_cast<long long>(s.batch / job_.world / s.grad_accum));
   training::Unigram unigram(vocab_size());
   unigram.add_all(stream_->tokens(data::Split::train));
