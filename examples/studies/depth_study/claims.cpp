@@ -70,14 +70,15 @@ void grid_section(Writer& w) {
     study::Series se;
     se.name = label(p);
     se.markers = true;
+    // The deepest grid depth this placement ran at: a seed that trains there is "≥" it.
+    std::int64_t deepest_run = 0;
+    for (auto dd : grid_depths(s))
+      if (!runs_of(w.r, "grid", p, dd, lrs_at(s, dd).back(), s.setup).empty()) deepest_run = dd;
     for (double lr : s.lrs) {
       std::vector<double> per_seed;
       std::vector<std::string> text;
       for (auto seed : s.seeds) {
         const auto d = deepest_trainable(w.r, s, p, lr, seed);
-        std::int64_t deepest_run = 0;
-        for (auto dd : grid_depths(s))
-          if (!runs_of(w.r, "grid", p, dd, lrs_at(s, dd).back(), s.setup).empty()) deepest_run = dd;
         per_seed.push_back(d > 0 ? static_cast<double>(d) : NAN);
         text.push_back(d == 0 ? "< " + std::to_string(grid_depths(s).front())
                               : d == deepest_run ? "≥ " + std::to_string(d) : std::to_string(d));

@@ -183,7 +183,10 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
   const nn::NamedTensors params = model.named_parameters();
   Generator batches(o.batch_seed);
   TrainResult r;
-  std::vector<double> plateau;  // per step
+  // The plateau is averaged over the steps final_loss averages, the last tenth: only those
+  // steps compute it (an interrupted run is discarded, so it never needs the others).
+  const std::int64_t last_tenth = std::max<std::int64_t>(1, o.steps / 10);
+  std::vector<double> plateau;  // per step of the last tenth
   for (std::int64_t step = 0; step < o.steps; ++step) {
     schedule->apply(step);
     const data::Batch batch = data.stream->sample_batch(data::Split::train, o.batch, o.seq_len, batches);
@@ -191,7 +194,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
     const Tensor loss = cross_entropy(logits.reshape({-1, data.vocab_size}), batch.targets.reshape({-1}));
     const double l = loss.item();
     r.loss.push_back(l);
-    if (data.unigram) plateau.push_back(data.unigram->cross_entropy(batch.targets.to_vector<std::int64_t>()));
+    if (data.unigram && step >= o.steps - last_tenth) plateau.push_back(data.unigram->cross_entropy(batch.targets.to_vector<std::int64_t>()));
     r.lr.push_back(optimizer->lr(0));
     if (!std::isfinite(l) || !training::update(*optimizer, loss, params, o.clip).ok()) {
       r.status = "non-finite";  // a NaN or Inf loss or gradient: no step is taken
@@ -206,7 +209,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
   r.initial_loss = r.loss.empty() ? NAN : r.loss.front();
   if (r.status == "ok" && !r.loss.empty()) {
     r.final_loss = study::mean_of_last(r.loss, std::max<std::size_t>(1, r.loss.size() / 10));
-    if (!plateau.empty()) r.plateau = study::mean_of_last(plateau, std::max<std::size_t>(1, plateau.size() / 10));
+    if (!plateau.empty()) r.plateau = study::mean_of_last(plateau, plateau.size());
     r.val_loss = validation_loss(model, data);
     if (!std::isfinite(r.val_loss)) r.status = "non-finite";
     else if (!(r.final_loss < r.initial_loss)) r.status = "no progress";

@@ -7,6 +7,8 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <map>
+#include <memory>
 
 #include "common/study.hpp"
 #include "translate/run.hpp"
@@ -173,6 +175,14 @@ Results run_stages(Settings& s, const std::string& command) {
   ts.batch = s.smoke ? 16 : 32;
   if (!s.translate_layers.empty() && !s.translate_placements.empty())
     res.translate_unigram = translate::TranslationData(ts.val_size, s.seeds.front() + 1).unigram_baseline(s.seeds.front() + 2);
+  // One held-out set per seed, built by the first of that seed's tasks this process runs
+  // (its own generator: building it later or once changes nothing) and shared by the others.
+  std::map<std::uint64_t, std::unique_ptr<const translate::TranslationData>> translation_data;
+  auto data_of = [&, val_size = ts.val_size](std::uint64_t seed) -> const translate::TranslationData& {
+    auto& d = translation_data[seed];
+    if (!d) d = std::make_unique<const translate::TranslationData>(val_size, seed + 1);
+    return *d;
+  };
   for (std::uint64_t seed : s.seeds)
     for (std::int64_t layers : s.translate_layers)
       for (const std::string& p : s.translate_placements)
@@ -180,8 +190,7 @@ Results run_stages(Settings& s, const std::string& command) {
           stop_if_interrupted(s);
           translate::Settings t = ts;
           t.seed = seed;
-          const translate::TranslationData td(t.val_size, seed + 1);
-          const translate::RunResult r = translate::train_one(p, layers, td, t, progress);
+          const translate::RunResult r = translate::train_one(p, layers, data_of(seed), t, progress);
           TranslateRecord x{p, layers, seed, r.diverged(), r.diverged() ? NAN : r.val_loss.back(), r.exact_match,
                             r.token_accuracy, r.seconds, task};
           progress.line("translate " + translate::run_name(p, layers) + " seed " + std::to_string(seed) + ": " +
