@@ -128,8 +128,7 @@ void claim_6(Writer& w) {
     se.name = label(p);
     se.markers = true;
     for (double lr : s.lr_sweep) {
-      const Stat v = val_stat(runs_of(w.r, "lr", p, s.lr_depth, lr, s.setup));
-      se.x.push_back(lr), se.y.push_back(v.mean), se.y_low.push_back(v.mean - v.sd), se.y_high.push_back(v.mean + v.sd);
+      add_point(se, lr, val_stat(runs_of(w.r, "lr", p, s.lr_depth, lr, s.setup)));
     }
     c.series.push_back(se);
     std::vector<double> best;

@@ -37,11 +37,7 @@ study::LineChart profile_chart(const Writer& w, const std::string& title, const 
     se.name = label(p);
     se.markers = true;
     for (auto d : w.s.profile_depths) {
-      const Stat st = figure(p, d);
-      se.x.push_back(static_cast<double>(d));
-      se.y.push_back(st.mean);
-      se.y_low.push_back(st.mean - st.sd);
-      se.y_high.push_back(st.mean + st.sd);
+      add_point(se, static_cast<double>(d), figure(p, d));
     }
     c.series.push_back(se);
   }

@@ -8,6 +8,13 @@
 
 namespace depth_study {
 
+void add_point(study::Series& series, double x, const Stat& s) {
+  series.x.push_back(x);
+  series.y.push_back(s.mean);
+  series.y_low.push_back(s.mean - s.sd);
+  series.y_high.push_back(s.mean + s.sd);
+}
+
 Stat stat_of(const std::vector<double>& v) {
   Stat s;
   double sum = 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "common/report.hpp"
 #include "stages.hpp"
 
 namespace depth_study {
@@ -21,6 +22,8 @@ struct Stat {
 Stat stat_of(const std::vector<double>& v);
 // "2.31 ± 0.04" (n = 1: "2.31"; n = 0: "–").
 std::string fmt_stat(const Stat& s, int significant = 3);
+// A chart point at x: the mean, with a bar over mean ± sd.
+void add_point(study::Series& series, double x, const Stat& s);
 
 // The runs of a stage with this placement, depth, lr and setup, one per seed.
 std::vector<const TrainedRecord*> runs_of(const Results& r, const std::string& stage, const std::string& placement,
