@@ -98,6 +98,10 @@ Options::Options() {
   app.add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
                                "batch, gradients are averaged; rank 0 alone logs, evaluates and saves");
   local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+  app.add_flag("--zero1", s.zero1, "with --ddp: ZeRO stage 1, each process keeps the optimizer state of its 1/N of the "
+                                   "parameters, updates them and sends them to the others (the same steps, 1/N of the "
+                                   "optimizer memory; checkpoints as without it)")
+      ->needs("--ddp");
   local_flag("--fail-on-rank", s.fail_on_rank, "")->group("");  // hidden, for tests
   local_flag("--fail-at-step", s.fail_at_step, "")->group("");
   app.footer(nn::placement_help());

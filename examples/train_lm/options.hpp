@@ -36,6 +36,7 @@ struct Settings {
   std::int64_t checkpoint_interval = 500, sample_tokens = 300, threads = 0, stop_after = 0;
   bool resume = false, ddp = false, checkpoint_activations = false;
   double bucket_mb = 25;
+  bool zero1 = false;  // with ddp: ZeRO-1, the optimizer state sharded over the processes
   std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
 };
 
