@@ -26,37 +26,14 @@
 #include <tapegrad/io/checkpoint.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "tiny_job.hpp"
+
 using namespace tapegrad;
+using namespace tiny_job;
 
 namespace {
 
-constexpr std::int64_t kVocab = 16, kSeqLen = 8, kGlobalBatch = 8, kSteps = 6;
-
-std::shared_ptr<nn::TransformerLM> tiny_lm(DType dtype) {
-  manual_seed(100);
-  nn::TransformerLMConfig config;
-  config.vocab_size = kVocab;
-  config.max_seq_len = kSeqLen;
-  config.n_layers = 2;
-  config.block.d_model = 16;
-  config.block.n_heads = 2;
-  config.block.dtype = dtype;
-  return std::make_shared<nn::TransformerLM>(config);
-}
-
-// 64 random sequences; the targets are the inputs shifted by one token (mod V).
-std::shared_ptr<data::TensorDataset> random_sequences() {
-  Generator gen(42);
-  const Tensor x = randint(0, kVocab, {64, kSeqLen}, gen);
-  std::vector<std::int64_t> y = x.to_vector<std::int64_t>();
-  for (auto& t : y) t = (t + 1) % kVocab;
-  return std::make_shared<data::TensorDataset>(x, Tensor::from_vector(y, {64, kSeqLen}));
-}
-
-std::unique_ptr<optim::AdamW> make_adamw(const nn::Module& model) {
-  return std::make_unique<optim::AdamW>(
-      optim::weight_decay_groups(model, optim::AdamOptions(1e-2).betas(optim::Betas(0.9, 0.95)).weight_decay(0.1)));
-}
+constexpr std::int64_t kGlobalBatch = 8, kSteps = 6;
 
 std::vector<char> bytes_of(const Tensor& t) {
   const Tensor c = t.contiguous();
@@ -64,24 +41,7 @@ std::vector<char> bytes_of(const Tensor& t) {
   return std::vector<char>(p, p + c.numel() * static_cast<std::int64_t>(size_of(c.dtype())));
 }
 
-std::vector<char> parameter_bytes(const nn::Module& model) {
-  std::vector<char> out;
-  for (const auto& [_, p] : model.named_parameters()) {
-    const std::vector<char> b = bytes_of(p);
-    out.insert(out.end(), b.begin(), b.end());
-  }
-  return out;
-}
-
-// True on every rank when every rank holds exactly rank 0's parameters.
-bool same_as_rank0(const nn::Module& model, const distributed::ProcessGroup& group) {
-  const std::vector<char> mine = parameter_bytes(model);
-  std::vector<char> root = mine;
-  group.broadcast(root.data(), static_cast<std::int64_t>(root.size()), 0);
-  return !group.any(mine != root);
-}
-
-std::int64_t state_bytes(const optim::OptimizerState& state) {
+std::int64_t optimizer_bytes(const optim::OptimizerState& state) {
   std::int64_t total = 0;
   for (const auto& [_, ps] : state.params)
     for (const auto& [__, t] : ps.buffers) total += t.numel() * static_cast<std::int64_t>(size_of(t.dtype()));
@@ -175,10 +135,10 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
   const int rank = group.rank(), world = group.world_size();
   const auto dataset = random_sequences();
   const data::DistributedSampler sampler(dataset->size(), kGlobalBatch, rank, world, /*seed=*/9);
-  auto plain_model = tiny_lm(dtype), zero_model = tiny_lm(dtype);
+  auto plain_model = tiny_lm(100, dtype), zero_model = tiny_lm(100, dtype);
   const distributed::DDPOptions buckets = distributed::DDPOptions().bucket_mb(0.004);
   distributed::DistributedDataParallel plain_ddp(*plain_model, group, buckets), zero_ddp(*zero_model, group, buckets);
-  const auto plain = make_adamw(*plain_model), sharded = make_adamw(*zero_model);
+  const auto plain = make_optimizer(*plain_model, "adamw"), sharded = make_optimizer(*zero_model, "adamw");
   // Small messages: the parameters of one owner go in several packed broadcasts and alone.
   distributed::ZeroRedundancyOptimizer zero(*sharded, group, distributed::ZeroOptions().bucket_mb(0.004));
 
@@ -187,8 +147,8 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
     const data::Batch batch = batch_of(*dataset, sampler, step);
     const double plain_loss = train_shard_plain(*plain_model, *plain, plain_ddp, group, batch);
     const double zero_loss = train_shard_zero(*zero_model, zero, zero_ddp, group, batch);
-    identical = same_as_rank0(*zero_model, group) && identical;
-    equal_to_plain = parameter_bytes(*zero_model) == parameter_bytes(*plain_model) && equal_to_plain;
+    identical = same_bytes_as_rank0(*zero_model, group) && identical;
+    equal_to_plain = state_bytes(*zero_model) == state_bytes(*plain_model) && equal_to_plain;
     same_loss = plain_loss == zero_loss && same_loss;
   }
   const std::string after = " after each of " + std::to_string(kSteps) + " steps";
@@ -196,7 +156,7 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
   checks.expect(equal_to_plain && same_loss, group, name + ": ZeRO-1 == plain DDP, parameters and losses bitwise" + after);
 
   // Memory: this rank's moments are those of its own parameters, about 1/N of the whole.
-  const std::int64_t whole = state_bytes(plain->state()), mine = zero.state_bytes();
+  const std::int64_t whole = optimizer_bytes(plain->state()), mine = zero.state_bytes();
   const std::int64_t sum = zero.total_state_bytes();
   checks.expect(holds_own_states_only(zero, group), group, name + ": each rank holds the state of its own parameters only");
   char what[200];
@@ -214,10 +174,10 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
   // Resume from the full state (what every rank reads from a checkpoint): the constructor
   // keeps this rank's part of a loaded state, load_full_state does the same later.
   const optim::OptimizerState saved = plain->state();
-  auto resumed_model = tiny_lm(dtype);
+  auto resumed_model = tiny_lm(100, dtype);
   io::load_state_dict(*resumed_model, io::state_dict(*plain_model), /*strict=*/true);
   distributed::DistributedDataParallel resumed_ddp(*resumed_model, group, buckets);
-  const auto resumed = make_adamw(*resumed_model);
+  const auto resumed = make_optimizer(*resumed_model, "adamw");
   resumed->load_state(saved);
   distributed::ZeroRedundancyOptimizer resumed_zero(*resumed, group);
   bool own_only = holds_own_states_only(resumed_zero, group);
@@ -228,10 +188,10 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
     const data::Batch batch = batch_of(*dataset, sampler, step);
     train_shard_plain(*plain_model, *plain, plain_ddp, group, batch);
     train_shard_zero(*resumed_model, resumed_zero, resumed_ddp, group, batch);
-    resumed_equal = parameter_bytes(*resumed_model) == parameter_bytes(*plain_model) && resumed_equal;
+    resumed_equal = state_bytes(*resumed_model) == state_bytes(*plain_model) && resumed_equal;
   }
   checks.expect(own_only, group, name + ": a loaded full state keeps only each rank's part");
-  checks.expect(resumed_equal && same_as_rank0(*resumed_model, group), group,
+  checks.expect(resumed_equal && same_bytes_as_rank0(*resumed_model, group), group,
                 name + ": resumed from the full state, " + std::to_string(kSteps) + " more steps == plain DDP, bitwise");
 }
 
