@@ -153,4 +153,36 @@ bool launched_as_one_of_many() {
   return false;
 }
 
+// --- point to point --------------------------------------------------------------------------
+
+namespace {
+
+void check_peer(const char* op, int peer, int world_size) {
+  if (peer < 0 || peer >= world_size)
+    throw ValueError(std::string("ProcessGroup.") + op + ": rank " + std::to_string(peer) + " is not in 0.." +
+                     std::to_string(world_size - 1));
+}
+
+}  // namespace
+
+void ProcessGroup::send(const void* data, std::int64_t bytes, int dest, int tag) const {
+  check_peer("send", dest, world_size_);
+  const auto* p = static_cast<const char*>(data);
+  for (std::int64_t done = 0; done < bytes;) {  // the receiver splits the same way
+    const int n = static_cast<int>(std::min<std::int64_t>(bytes - done, INT_MAX));
+    MPI_Send(p + done, n, MPI_BYTE, dest, tag, MPI_COMM_WORLD);
+    done += n;
+  }
+}
+
+void ProcessGroup::recv(void* data, std::int64_t bytes, int source, int tag) const {
+  check_peer("recv", source, world_size_);
+  auto* p = static_cast<char*>(data);
+  for (std::int64_t done = 0; done < bytes;) {
+    const int n = static_cast<int>(std::min<std::int64_t>(bytes - done, INT_MAX));
+    MPI_Recv(p + done, n, MPI_BYTE, source, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    done += n;
+  }
+}
+
 }  // namespace tapegrad::distributed

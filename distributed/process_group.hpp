@@ -77,6 +77,13 @@ class ProcessGroup {
   // "Open MPI v4.1.4, ..." — the library that runs the job.
   static std::string library_version();
 
+  // --- point to point (ZeRO-1 gathers the optimizer state's shards on one rank with them) ---
+  // Sends `bytes` bytes at data to rank `dest`, and receives them there: a send is matched by
+  // the recv that names its source and tag, in the order they were sent (MPI never reorders
+  // messages between two ranks). Blocking: a large send may wait until the receiver is there.
+  void send(const void* data, std::int64_t bytes, int dest, int tag = 0) const;
+  void recv(void* data, std::int64_t bytes, int source, int tag = 0) const;
+
  private:
   int rank_ = 0, world_size_ = 1, local_size_ = 1;
 };

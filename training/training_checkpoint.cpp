@@ -36,8 +36,7 @@ optim::HyperParameters get_hyper_parameters(const Checkpoint& c, const std::stri
   return hp;
 }
 
-void save_optimizer(Checkpoint& c, const optim::Optimizer& opt) {
-  const optim::OptimizerState s = opt.state();
+void save_optimizer(Checkpoint& c, const optim::OptimizerState& s) {
   c.set("optimizer.kind", s.optimizer);
   c.set("optimizer.groups", static_cast<std::int64_t>(s.groups.size()));
   for (std::size_t g = 0; g < s.groups.size(); ++g) {
@@ -112,7 +111,8 @@ Checkpoint make_training_checkpoint(const TrainingState& s) {
   c.set("step", s.step);
   for (const auto& [key, value] : s.model_config) c.set(key, value);
   c.section("model") = io::state_dict(*s.model);
-  if (s.optimizer) save_optimizer(c, *s.optimizer);
+  if (s.optimizer_state) save_optimizer(c, *s.optimizer_state);
+  else if (s.optimizer) save_optimizer(c, s.optimizer->state());
   if (s.schedule) {
     const optim::ScheduleState ss = s.schedule->state();
     c.set("schedule.kind", ss.schedule);

@@ -23,6 +23,7 @@
 #include "../autograd/random.hpp"
 #include "../data/dataloader.hpp"
 #include "../optim/lr_schedule.hpp"
+#include "../optim/optimizer.hpp"
 #include "../io/checkpoint.hpp"
 #include "../io/model_config.hpp"
 
@@ -37,6 +38,11 @@ using io::Metadata;
 struct TrainingState {
   nn::Module* model = nullptr;
   optim::Optimizer* optimizer = nullptr;    // optional
+  // When set, saved in place of optimizer->state(): a ZeRO-1 run (distributed/zero.hpp) holds
+  // a shard of the state on each rank and saves the full one its ranks gathered beforehand
+  // (gathering is collective; rank 0 alone saves). The file is the same as a plain run's.
+  // Loading ignores it: optimizer->load_state gets the file's state.
+  std::optional<optim::OptimizerState> optimizer_state;
   optim::LRSchedule* schedule = nullptr;    // optional
   std::int64_t step = 0;
   std::vector<std::pair<std::string, Generator*>> generators;  // saved and restored by name

@@ -6,13 +6,16 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
 #include <tapegrad/tapegrad.hpp>
 #if TAPEGRAD_HAS_DISTRIBUTED
 #include <tapegrad/distributed/ddp.hpp>
+#include <tapegrad/distributed/zero.hpp>
 #endif
 
 namespace lm {
@@ -93,6 +96,48 @@ class DataParallel {
     return 0;
   }
 
+  // --zero1 (distributed/zero.hpp): from here on each rank keeps the optimizer state of its own
+  // parameters only (of a resumed state too) and the step goes through step_hook().
+  void shard_optimizer([[maybe_unused]] tapegrad::optim::Optimizer& optimizer) {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (on_) zero_ = std::make_unique<tapegrad::distributed::ZeroRedundancyOptimizer>(optimizer, *group_);
+#endif
+  }
+  // What replaces optimizer.step(): the sharded step with --zero1, else empty (the plain step).
+  std::function<void()> step_hook() {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (zero_) return [this] { zero_->step(); };
+#endif
+    return {};
+  }
+  // With --zero1: the whole optimizer state, gathered on rank 0 (empty elsewhere), for the
+  // checkpoint. Without: empty (the optimizer's own state is saved). Collective.
+  std::optional<tapegrad::optim::OptimizerState> full_optimizer_state() const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (zero_) {
+      tapegrad::optim::OptimizerState full = zero_->full_state();
+      if (lead()) return full;
+    }
+#endif
+    return std::nullopt;
+  }
+  // With --zero1: "zero1: optimizer state X MB on rank 0 of Y MB in all ...". Collective.
+  std::string zero1_report() const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (zero_) {
+      const auto mine = static_cast<std::uint64_t>(zero_->state_bytes());
+      const double total = static_cast<double>(zero_->total_state_bytes()), mb = 1024.0 * 1024.0;
+      const double least = static_cast<double>(group_->min(mine)), most = static_cast<double>(group_->max(mine));
+      char line[200];
+      std::snprintf(line, sizeof line,
+                    "zero1: optimizer state %.3f MB on rank 0 of %.3f MB in all (%d ranks: %.3f to %.3f MB each)",
+                    static_cast<double>(mine) / mb, total / mb, world, least / mb, most / mb);
+      return line;
+    }
+#endif
+    return "";
+  }
+
   // The mean of a value over the ranks (the global batch's loss from the shards' losses).
   double mean(double value) const {
 #if TAPEGRAD_HAS_DISTRIBUTED
@@ -137,6 +182,7 @@ class DataParallel {
 #if TAPEGRAD_HAS_DISTRIBUTED
   std::unique_ptr<tapegrad::distributed::ProcessGroup> group_;
   std::unique_ptr<tapegrad::distributed::DistributedDataParallel> ddp_;
+  std::unique_ptr<tapegrad::distributed::ZeroRedundancyOptimizer> zero_;
   tapegrad::distributed::DistributedDataParallel::NoSync no_sync_;  // declared after ddp_: released first
 #endif
 };

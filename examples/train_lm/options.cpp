@@ -102,6 +102,10 @@ Options::Options() {
              "passes (the memory of one micro-batch), and steps once; the same update as one pass")
       ->check(CLI::PositiveNumber);
   local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+  app.add_flag("--zero1", s.zero1, "with --ddp: ZeRO stage 1, each process keeps the optimizer state of its 1/N of the "
+                                   "parameters, updates them and sends them to the others (the same steps, 1/N of the "
+                                   "optimizer memory; checkpoints as without it)")
+      ->needs("--ddp");
   local_flag("--fail-on-rank", s.fail_on_rank, "")->group("");  // hidden, for tests
   local_flag("--fail-at-step", s.fail_at_step, "")->group("");
   app.footer(nn::placement_help());

@@ -37,6 +37,7 @@ struct Settings {
   bool resume = false, ddp = false, checkpoint_activations = false;
   double bucket_mb = 25;
   std::int64_t grad_accum = 1;  // micro-batches per step (gradient accumulation)
+  bool zero1 = false;  // with ddp: ZeRO-1, the optimizer state sharded over the processes
   std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
 };
 

@@ -13,6 +13,7 @@ using namespace tapegrad;
 Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_gen_(0), sample_gen_(0) {
   if (s.resume) resume(options);
   else build(options);
+  if (s.zero1) job_.shard_optimizer(*optimizer_);  // after a resume loaded the full state: keeps its shard
   model_->set_activation_checkpointing(s.checkpoint_activations);
   if (job_.on())
     std::printf("ddp: %d processes, batch %lld = %d x %lld rows, %lld gradient buckets, %lld threads each\n", job_.world,
@@ -152,6 +153,7 @@ StepResult Run::train_step() {
   training::UpdateHooks hooks;
   hooks.before_backward = [&](bool last) { job_.before_backward(last); };
   hooks.after_backward = [&] { job_.average_gradients(); };
+  hooks.step = job_.step_hook();  // --zero1: each rank steps its shard; empty: optimizer_->step()
   const training::UpdateResult u =
       training::update(*optimizer_, s.grad_accum, micro_loss, model_->named_parameters(), s.clip, hooks);
   if (!u.ok()) throw optim::NonFiniteError(u.problem);
@@ -173,6 +175,7 @@ double Run::evaluate() { return training::evaluate_lm(*model_, *stream_, s.eval_
 
 std::string Run::save(const char* why) {
   job_.require_in_sync(*model_);  // every rank checks; rank 0 writes
+  state_.optimizer_state = job_.full_optimizer_state();  // --zero1: the shards gathered on rank 0
   if (!job_.lead()) return "";
   log_->flush();
   state_.step = step;
@@ -180,6 +183,7 @@ std::string Run::save(const char* why) {
   state_.extra = run_settings_;
   for (const auto& entry : log_->state()) state_.extra.push_back(entry);
   training::save_training_checkpoint(state_, s.checkpoint);
+  state_.optimizer_state.reset();
   tokenizer_->save(tokenizer_path(s.checkpoint));
   return "checkpoint saved to " + s.checkpoint + " at step " + std::to_string(step) + " (" + why + ")";
 }
