@@ -28,10 +28,12 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <tapegrad/distributed/ddp.hpp>
+#include <tapegrad/distributed/zero.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 using namespace tapegrad;
@@ -55,6 +57,7 @@ int main(int argc, char** argv) {
   std::int64_t layers = 4, d_model = 128, heads = 4, seq_len = 64, batch = 16, vocab = 256;
   std::int64_t rounds = 5, steps = 4, warmup = 2, threads = 1;
   double bucket_mb = 25;
+  bool zero1 = false;
   CLI::App app{"Data-parallel training: exposed communication with and without overlap (run it under mpirun)"};
   app.add_option("--layers", layers, "transformer blocks")->check(CLI::PositiveNumber);
   app.add_option("--d-model", d_model, "model width")->check(CLI::PositiveNumber);
@@ -67,6 +70,7 @@ int main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "untimed steps of each mode first")->check(CLI::NonNegativeNumber);
   app.add_option("--threads", threads, "threads per process")->check(CLI::PositiveNumber);
   app.add_option("--bucket-mb", bucket_mb, "megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+  app.add_flag("--zero1", zero1, "also time overlap + ZeRO-1, and report the optimizer state per rank");
   CLI11_PARSE(app, argc, argv);
 
   distributed::ProcessGroup group;
@@ -85,6 +89,10 @@ int main(int argc, char** argv) {
     nn::TransformerLM model(config);
     distributed::DistributedDataParallel ddp(model, group, distributed::DDPOptions().bucket_mb(bucket_mb));
     optim::AdamW optimizer(optim::weight_decay_groups(model, optim::AdamOptions(1e-3).weight_decay(0.1)));
+    // ZeRO-1 steps its own AdamW (its moments are the ones sharded).
+    optim::AdamW sharded(optim::weight_decay_groups(model, optim::AdamOptions(1e-3).weight_decay(0.1)));
+    std::unique_ptr<distributed::ZeroRedundancyOptimizer> zero;
+    if (zero1) zero = std::make_unique<distributed::ZeroRedundancyOptimizer>(sharded, group);
 
     Generator gen(7);  // the same draws on every rank: each keeps its rows of the global batch
     auto step = [&](const std::string& mode) {
@@ -93,7 +101,7 @@ int main(int argc, char** argv) {
       global.inputs = narrow(tokens, 1, 0, seq_len).contiguous();
       global.targets = narrow(tokens, 1, 1, seq_len).contiguous();
       const data::Batch mine = data::shard_of(global, rank, world);
-      if (mode != "none") ddp.set_overlap(mode == "overlap");
+      if (mode != "none") ddp.set_overlap(mode != "after");
       group.barrier();
       const auto start = std::chrono::steady_clock::now();
       const Tensor logits = model.forward(mine.inputs);
@@ -108,13 +116,15 @@ int main(int argc, char** argv) {
         ddp.average_gradients();
         waited = ddp.last_allreduce_seconds();
       }
-      optimizer.step();
+      if (mode == "zero1") zero->step();
+      else optimizer.step();
       group.barrier();
       return std::make_pair(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), waited);
     };
 
-    const std::vector<std::string> modes = world > 1 ? std::vector<std::string>{"none", "after", "overlap"}
-                                                     : std::vector<std::string>{"none"};
+    std::vector<std::string> modes = world > 1 ? std::vector<std::string>{"none", "after", "overlap"}
+                                               : std::vector<std::string>{"none"};
+    if (zero1 && world > 1) modes.push_back("zero1");
     std::map<std::string, Timings> timings;
     for (const auto& mode : modes)
       for (std::int64_t i = 0; i < warmup; ++i) step(mode);
@@ -161,6 +171,15 @@ int main(int argc, char** argv) {
                     100 * (1 - exposed["overlap"] / exposed["after"]), exposed["overlap"], exposed["after"]);
       else
         std::printf("RESULT hidden=n/a (the allreduce after backward exposed %.2f ms: below the noise)\n", exposed["after"]);
+    }
+    if (zero) {
+      // Plain DDP keeps every moment on every rank: the total is each rank's share there.
+      const double total_mb = static_cast<double>(zero->total_state_bytes()) / 1e6;
+      const double mine_mb = static_cast<double>(zero->state_bytes()) / 1e6;
+      const double largest_mb = group.max(static_cast<std::uint64_t>(zero->state_bytes())) / 1e6;
+      if (group.is_main())
+        std::printf("RESULT optimizer_state_mb_per_rank ddp=%.2f zero1=%.2f (rank 0; largest rank %.2f) = %.0f%% of ddp's\n",
+                    total_mb, mine_mb, largest_mb, 100 * largest_mb / total_mb);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ddp_scaling: rank %d: error: %s\n", group.rank(), e.what());
