@@ -37,6 +37,8 @@ struct Settings {
   bool resume = false, ddp = false, checkpoint_activations = false;
   double bucket_mb = 25;
   std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
+  std::string fail_mode = "throw";                   // ... or kill, hang, kill-in-save (faults.hpp)
+  double comm_timeout = 300;                         // with --ddp: seconds one collective may wait
 };
 
 class Options {

@@ -1,15 +1,24 @@
 #!/usr/bin/env bash
-# expect_failure.sh PATTERN COMMAND [ARGS...] — for jobs that must fail cleanly: passes when
-# COMMAND exits non-zero within 60 s and its output (stdout and stderr) has a line matching
-# the extended regex PATTERN. A hang fails (timeout), so does success or a silent failure.
+# expect_failure.sh [--within SECONDS] PATTERN COMMAND [ARGS...] — for jobs that must fail
+# cleanly: passes when COMMAND exits non-zero within SECONDS (default 60) and its output
+# (stdout and stderr) has a line matching the extended regex PATTERN. A hang fails (timeout),
+# so does success or a silent failure. Prints how long the job took to end.
 set -u
+limit=60
+if [[ ${1:-} == --within ]]; then
+  limit=$2
+  shift 2
+fi
 pattern=$1
 shift
-output=$(timeout --kill-after=5 60 "$@" 2>&1)
+start=$(date +%s%N)
+output=$(timeout --kill-after=5 "$limit" "$@" 2>&1)
 status=$?
+tenths=$((($(date +%s%N) - start) / 100000000))
+elapsed=$((tenths / 10)).$((tenths % 10))
 printf '%s\n' "$output"
 if [[ $status -eq 124 || $status -eq 137 ]]; then
-  echo "expect_failure: FAILED: the command hung (killed after 60 s)"
+  echo "expect_failure: FAILED: the command hung (killed after $limit s)"
   exit 1
 fi
 if [[ $status -eq 0 ]]; then
@@ -20,4 +29,4 @@ if ! grep -Eq -- "$pattern" <<<"$output"; then
   echo "expect_failure: FAILED: exit status $status, but no line matches: $pattern"
   exit 1
 fi
-echo "expect_failure: passed (exit status $status, message found)"
+echo "expect_failure: passed (exit status $status after $elapsed s, message found)"
