@@ -290,7 +290,8 @@ void train_until_last_rank_hangs(distributed::ProcessGroup& group) {
   auto model = tiny_lm(100);
   distributed::DistributedDataParallel ddp(*model, group);
   const auto optimizer = make_optimizer(*model, "adamw");
-  const data::DistributedSampler sampler(dataset->size(), kGlobalBatch, group.rank(), group.world_size(), 9);
+  const std::int64_t rows = 4 * group.world_size();  // any number of ranks
+  const data::DistributedSampler sampler(dataset->size(), rows, group.rank(), group.world_size(), 9);
   for (std::int64_t step = 0; step < 1000; ++step) {
     if (group.rank() == group.world_size() - 1 && step == 2)
       for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
