@@ -3,6 +3,7 @@
 
 #include "autograd/anomaly.hpp"
 #include "autograd/blas.hpp"
+#include "autograd/build_info.hpp"
 #include "autograd/checkpoint.hpp"
 #include "autograd/dtype.hpp"
 #include "autograd/engine.hpp"

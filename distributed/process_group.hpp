@@ -8,7 +8,9 @@
 // Without mpirun the program is a world of one (rank 0 of 1) and every collective is a copy.
 // Collectives are blocking and every rank must call them in the same order, with the same
 // sizes: a rank that skips one leaves the others waiting. That is why an error on one rank
-// must end the whole job (abort()), never just that rank. MPI stays out of this header
+// must end the whole job (abort()), never just that rank. A rank that dies ends the job too
+// (mpirun notices and names it); one that stops answering (stopped, stuck in a loop) leaves
+// the others waiting forever unless set_timeout() bounds the wait. MPI stays out of this header
 // (tapegrad::distributed links it privately), so including it needs no MPI compiler flags.
 #pragma once
 
@@ -84,8 +86,23 @@ class ProcessGroup {
   void send(const void* data, std::int64_t bytes, int dest, int tag = 0) const;
   void recv(void* data, std::int64_t bytes, int source, int tag = 0) const;
 
+  // ---- Faults: a bound on how long a collective waits for the other ranks ----
+  // After `seconds` in one collective (wait() included), this rank asks the others where
+  // they are, prints what it waited for and which ranks did not answer, e.g.
+  //   tapegrad: rank 0: collective #57 (allreduce_sum of 23200 float32) did not finish
+  //   within 5 s: rank 1 did not answer (stopped, stuck or dead)
+  // and ends the job (MPI_Abort): after a lost collective MPI cannot go on. 0 (the default)
+  // waits forever. Every rank must use the same value: a rank without a timeout cannot
+  // answer, so it would be named. It must exceed the longest time a rank works alone between
+  // two collectives (rank 0's evaluation or checkpoint save), or a slow rank counts as lost.
+  void set_timeout(double seconds);
+  double timeout() const { return timeout_s_; }
+
  private:
   int rank_ = 0, world_size_ = 1, local_size_ = 1;
+  double timeout_s_ = 0;
+  // The collectives' numbers and the messages about faults (MPI behind the pointer).
+  std::unique_ptr<struct FaultState> faults_;
 };
 
 // True when this process was started by mpirun/mpiexec (Open MPI, or MPICH and other PMI launchers)

@@ -2,11 +2,13 @@
 #include "file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -20,6 +22,7 @@ namespace {
 
 // Bytes the temporary file may receive before the injected failure; -1 = no injection.
 thread_local std::int64_t fail_writes_after = -1;
+thread_local testing::WriteFault fail_writes_how = testing::WriteFault::throw_error;
 
 [[noreturn]] void throw_os_error(const std::string& what, const std::string& path, int err) {
   throw IoError(what + " '" + path + "': " + std::strerror(err));
@@ -40,6 +43,12 @@ void write_all(int fd, const char* data, std::size_t size, const std::string& pa
     std::size_t chunk = size - done;
     if (fail_writes_after >= 0) {
       const auto allowed = static_cast<std::size_t>(fail_writes_after);
+      if (done >= allowed && fail_writes_how == testing::WriteFault::kill) {
+        std::fprintf(stderr, "write_file_atomic: killing this process after %zu bytes of '%s' (injected)\n", done,
+                     path.c_str());
+        std::fflush(stderr);
+        ::raise(SIGKILL);
+      }
       if (done >= allowed)
         throw IoError("write_file_atomic: injected write failure after " + std::to_string(done) +
                       " bytes while writing '" + path + "'");
@@ -121,10 +130,15 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
 
 namespace testing {
 
-FailWritesAfter::FailWritesAfter(std::int64_t bytes) : previous_(fail_writes_after) {
+FailWritesAfter::FailWritesAfter(std::int64_t bytes, WriteFault fault)
+    : previous_(fail_writes_after), previous_fault_(fail_writes_how) {
   fail_writes_after = std::max<std::int64_t>(bytes, 0);
+  fail_writes_how = fault;
 }
-FailWritesAfter::~FailWritesAfter() { fail_writes_after = previous_; }
+FailWritesAfter::~FailWritesAfter() {
+  fail_writes_after = previous_;
+  fail_writes_how = previous_fault_;
+}
 
 }  // namespace testing
 

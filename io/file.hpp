@@ -24,16 +24,21 @@ namespace testing {
 
 // Fault injection for tests: while an object lives, write_file_atomic on this thread writes
 // `bytes` bytes of the temporary file and then fails with IoError("... injected write
-// failure ..."), as a full disk or a crash in the middle of a save would.
+// failure ..."), as a full disk or a crash in the middle of a save would. With
+// WriteFault::kill the process instead kills itself there (SIGKILL, after a line on stderr):
+// the crash itself, at a known point inside the write, leaving the temporary file of `bytes`
+// bytes beside the untouched previous file (train_lm's --fail-mode kill-in-save uses it).
+enum class WriteFault { throw_error, kill };
 class FailWritesAfter {
  public:
-  explicit FailWritesAfter(std::int64_t bytes);
+  explicit FailWritesAfter(std::int64_t bytes, WriteFault fault = WriteFault::throw_error);
   ~FailWritesAfter();
   FailWritesAfter(const FailWritesAfter&) = delete;
   FailWritesAfter& operator=(const FailWritesAfter&) = delete;
 
  private:
   std::int64_t previous_;
+  WriteFault previous_fault_;
 };
 
 }  // namespace testing

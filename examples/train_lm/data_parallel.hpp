@@ -14,9 +14,12 @@
 
 #include <tapegrad/tapegrad.hpp>
 #if TAPEGRAD_HAS_DISTRIBUTED
+#include <tapegrad/distributed/consistency.hpp>
 #include <tapegrad/distributed/ddp.hpp>
 #include <tapegrad/distributed/zero.hpp>
 #endif
+
+#include "faults.hpp"
 
 namespace lm {
 
@@ -28,8 +31,10 @@ class DataParallel {
   bool lead() const { return rank == 0; }
   bool on() const { return on_; }
 
-  // With ddp: joins the job mpirun started. Without: refuses to be one of several copies.
-  void start(bool ddp) {
+  // With ddp: joins the job mpirun started, bounds each collective's wait by comm_timeout
+  // seconds (0: forever) and checks that every rank runs the same build. Without: refuses to
+  // be one of several copies.
+  void start(bool ddp, [[maybe_unused]] double comm_timeout = 0) {
 #if TAPEGRAD_HAS_DISTRIBUTED
     if (!ddp) {
       if (tapegrad::distributed::launched_as_one_of_many())
@@ -41,6 +46,14 @@ class DataParallel {
     rank = group_->rank();
     world = group_->world_size();
     on_ = true;
+    group_->set_timeout(comm_timeout);
+    // Before anything else: ranks of different builds may not even agree on what to send.
+    namespace dist = tapegrad::distributed;
+    dist::require_same(*group_, "tapegrad build", tapegrad::build_id());
+    dist::require_same(*group_, "MPI library", dist::ProcessGroup::library_version());
+    char timeout[32];
+    std::snprintf(timeout, sizeof timeout, "%g", comm_timeout);
+    dist::require_same(*group_, "--comm-timeout", timeout);  // a rank without one could not answer
 #else
     if (ddp)
       throw std::invalid_argument("--ddp: this train_lm was built without MPI (install libopenmpi-dev and "
@@ -79,8 +92,20 @@ class DataParallel {
 #endif
   }
 
+  // Before attach(): every rank must build the same model (a layer more is a broadcast more,
+  // and the job would hang instead of failing). Collective.
+  void require_same_model([[maybe_unused]] const tapegrad::nn::TransformerLMConfig& config) const {
+#if TAPEGRAD_HAS_DISTRIBUTED
+    if (on_) tapegrad::distributed::require_same_entries(*group_, "model configuration", tapegrad::io::config_fields(config));
+#endif
+  }
+
+  // Tests (faults.hpp): "kill" or "hang" inside the next average_gradients().
+  void arm_fault(std::string mode) { fault_ = std::move(mode); }
+
   // Gradients of this rank's rows -> gradients of the global batch, on every rank.
   void average_gradients() {
+    fault_in_allreduce(fault_, rank);
 #if TAPEGRAD_HAS_DISTRIBUTED
     if (!ddp_) return;
     ddp_->average_gradients();
@@ -177,6 +202,7 @@ class DataParallel {
 
  private:
   bool on_ = false;
+  std::string fault_;
   double allreduce_seconds_ = 0;
   std::int64_t steps_ = 0;
 #if TAPEGRAD_HAS_DISTRIBUTED

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
   lm::Settings& s = options.s;
   lm::DataParallel job;
   try {
-    job.start(s.ddp);
+    job.start(s.ddp, s.comm_timeout);
     if (!job.lead() && !std::freopen("/dev/null", "w", stdout))  // one progress line: rank 0's
       throw std::runtime_error("cannot silence the standard output of rank " + std::to_string(job.rank));
     if (s.batch % job.world != 0)

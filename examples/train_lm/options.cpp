@@ -108,6 +108,11 @@ Options::Options() {
       ->needs("--ddp");
   local_flag("--fail-on-rank", s.fail_on_rank, "")->group("");  // hidden, for tests
   local_flag("--fail-at-step", s.fail_at_step, "")->group("");
+  local_flag("--fail-mode", s.fail_mode, "")->group("")->check(CLI::IsMember({"throw", "kill", "hang", "kill-in-save"}));
+  local_flag("--comm-timeout", s.comm_timeout,
+             "with --ddp: seconds a rank waits in one collective before it ends the job, naming the ranks that do "
+             "not answer (0: forever); the same on every rank, longer than an evaluation or a checkpoint save")
+      ->check(CLI::NonNegativeNumber);
   app.footer(nn::placement_help());
 }
 

@@ -39,6 +39,8 @@ struct Settings {
   std::int64_t grad_accum = 1;  // micro-batches per step (gradient accumulation)
   bool zero1 = false;  // with ddp: ZeRO-1, the optimizer state sharded over the processes
   std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
+  std::string fail_mode = "throw";                   // ... or kill, hang, kill-in-save (faults.hpp)
+  double comm_timeout = 300;                         // with --ddp: seconds one collective may wait
 };
 
 class Options {

@@ -90,6 +90,7 @@ void Run::build(Options& options) {
   sample_gen_ = Generator(s.seed + 1);
   wire_state();
   run_settings_ = options.run_settings();
+  job_.require_same_model(model_->config);
   job_.attach(*model_, false, 0, s.bucket_mb);
 }
 
@@ -126,12 +127,12 @@ void Run::resume(Options& options) {
                 static_cast<long long>(planned));
     run_settings_.front().second = std::to_string(planned);  // "run.steps": the plan stays
   }
+  job_.require_same_model(model_->config);
   job_.attach(*model_, true, step, s.bucket_mb);
 }
 
 StepResult Run::train_step() {
-  if (step == s.fail_at_step && job_.rank == s.fail_on_rank)
-    throw std::runtime_error("failure injected at step " + std::to_string(step) + " (--fail-at-step)");
+  job_.arm_fault(fault_at_step_start(s, job_.rank, step));  // tests: --fail-mode throw, kill, hang
   schedule_->apply(step);
   // Every rank draws the whole global batch from the same generator and keeps its rows:
   // together the ranks train on exactly the batch a single process would.
@@ -182,7 +183,10 @@ std::string Run::save(const char* why) {
   state_.model_config = io::config_metadata(model_->config);
   state_.extra = run_settings_;
   for (const auto& entry : log_->state()) state_.extra.push_back(entry);
-  training::save_training_checkpoint(state_, s.checkpoint);
+  {
+    const auto fault = fault_in_save(s, job_.rank, step);  // tests: --fail-mode kill-in-save
+    training::save_training_checkpoint(state_, s.checkpoint);
+  }
   state_.optimizer_state.reset();
   tokenizer_->save(tokenizer_path(s.checkpoint));
   return "checkpoint saved to " + s.checkpoint + " at step " + std::to_string(step) + " (" + why + ")";

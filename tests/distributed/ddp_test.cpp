@@ -10,6 +10,10 @@
 //                                      times the rows, float64, to 1e-12 relative
 //   mpirun -n 2 ddp_test fail          rank 1 throws at step 2: the job must end non-zero
 //                                      with "rank 1" and the message, never hang
+//   mpirun -n 2 ddp_test mismatch      the start-up checks: equal values pass; rank 1 with a
+//                                      build id of its own ends the job naming both values
+//   mpirun -n N ddp_test hang          with a 3 s timeout, the last rank stops answering in
+//                                      step 2: the others end the job naming it
 //   ddp_test compare A.tgc B.tgc [T]   two training checkpoints at the same step hold the
 //                                      same parameters to T relative (default 1e-6)
 //
@@ -21,14 +25,17 @@
 // Prints "PASS ..." / "FAIL ..." lines on rank 0 and exits 0 only when every check passed on
 // every rank. docs/distributed.md shows the regions marked '// snippet:' word for word
 // (the test docs.distributed_snippets checks it).
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <tapegrad/distributed/consistency.hpp>
 #include <tapegrad/distributed/ddp.hpp>
 #include <tapegrad/io/checkpoint.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -340,6 +347,33 @@ void train_until_rank1_fails(const distributed::ProcessGroup& group) {
   }
 }
 
+// The start-up checks: equal values pass, then rank 1 claims another build and every rank
+// must throw the same error, naming rank 1 and both values.
+void test_mismatch(const distributed::ProcessGroup& group) {
+  distributed::require_same(group, "tapegrad build", build_id());
+  distributed::require_same_entries(group, "model configuration", io::config_fields(tiny_lm(1)->config));
+  if (group.is_main()) std::printf("PASS equal builds and configurations pass\n");
+  const std::string mine = group.rank() == 1 ? build_id() + " (another one)" : build_id();
+  distributed::require_same(group, "tapegrad build", mine);
+}
+
+// The last rank sleeps through step 2 (alive, silent) while the others wait for it in an
+// allreduce, with a 3 s timeout: they must end the job, naming it.
+void train_until_last_rank_hangs(distributed::ProcessGroup& group) {
+  group.set_timeout(3);
+  const auto dataset = random_sequences();
+  auto model = tiny_lm(100);
+  distributed::DistributedDataParallel ddp(*model, group);
+  const auto optimizer = make_optimizer(*model, "adamw");
+  const std::int64_t rows = 4 * group.world_size();  // any number of ranks
+  const data::DistributedSampler sampler(dataset->size(), rows, group.rank(), group.world_size(), 9);
+  for (std::int64_t step = 0; step < 1000; ++step) {
+    if (group.rank() == group.world_size() - 1 && step == 2)
+      for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+    train_shard(*model, *optimizer, ddp, group, *dataset, sampler, step);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -354,6 +388,16 @@ int main(int argc, char** argv) {
       std::printf("no rank failed (run with 2 or more processes)\n");
       return 1;
     }
+    if (mode == "mismatch") {
+      test_mismatch(group);
+      std::printf("FAIL the mismatch was not found (run with 2 or more processes)\n");
+      return 1;
+    }
+    if (mode == "hang") {
+      train_until_last_rank_hangs(group);
+      std::printf("no rank hung (run with 2 or more processes)\n");
+      return 1;
+    }
     if (mode == "overlap" || mode == "accumulation") {
       Checks checks;
       if (mode == "overlap") test_overlap_is_bitwise(group, checks);
@@ -361,7 +405,8 @@ int main(int argc, char** argv) {
       return group.any(checks.failed > 0) ? 1 : 0;
     }
     if (mode != "equivalence")
-      throw std::invalid_argument("unknown mode '" + mode + "' (equivalence, overlap, accumulation, fail, or compare A B)");
+      throw std::invalid_argument("unknown mode '" + mode +
+                                  "' (equivalence, overlap, accumulation, fail, mismatch, hang, or compare A B)");
     if (group.is_main())
       std::printf("%d processes, %s\n", group.world_size(), distributed::ProcessGroup::library_version().c_str());
     Checks checks;
