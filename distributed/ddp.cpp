@@ -143,10 +143,12 @@ void DistributedDataParallel::on_gradient_final(std::size_t slot_index) {
     throw std::logic_error(
         "DistributedDataParallel: a second backward() reached a gradient already being averaged in this step; "
         "wrap every backward but the last of a step in no_sync(), and call average_gradients() after the last");
+  const auto start_time = Clock::now();
   slot.final = true;
   ++b.final_grads;
   start_ready_buckets();
   progress();
+  hook_s_ += seconds_since(start_time);
 }
 
 void DistributedDataParallel::start(Bucket& b) {
@@ -211,6 +213,8 @@ void DistributedDataParallel::average_gradients() {
   }
   for (Slot& slot : slots_) slot.final = false;
   next_bucket_ = 0;
+  last_hook_s_ = hook_s_;
+  hook_s_ = 0;
   last_average_s_ = seconds_since(start_time);
 }
 

@@ -110,6 +110,9 @@ class DistributedDataParallel {
   // did not hide; it includes waiting for slower ranks), and the whole call (with copies).
   double last_allreduce_seconds() const { return last_allreduce_s_; }
   double last_average_seconds() const { return last_average_s_; }
+  // Seconds the hooks took inside the last backward (copying buckets in, starting and
+  // progressing their allreduces): the communication work backward itself paid for.
+  double last_hook_seconds() const { return last_hook_s_; }
 
  private:
   struct Bucket {
@@ -143,6 +146,7 @@ class DistributedDataParallel {
   bool overlap_ = true;
   std::int64_t last_started_in_backward_ = 0;
   double last_allreduce_s_ = 0, last_average_s_ = 0;
+  double hook_s_ = 0, last_hook_s_ = 0;  // this backward's, and the last finished step's
 };
 
 // A 64-bit hash of the bytes of every parameter and buffer, in named order.
