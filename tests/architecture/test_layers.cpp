@@ -32,7 +32,7 @@ const std::map<std::string, std::vector<std::string>> kLayers = {
     {"optim", {"autograd", "nn"}},
     {"io", {"autograd", "nn"}},
     {"data", {"autograd", "io"}},
-    {"distributed", {"autograd", "nn"}},
+    {"distributed", {"autograd", "nn", "optim"}},  // optim: ZeRO-1 shards an optimizer's state
     {"training", {"autograd", "nn", "optim", "io", "data"}},
 };
 // Top-level folders above every layer: they may include anything and are not checked.
