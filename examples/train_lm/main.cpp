@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
       stop = job.any(training::stop_requested());
     }
     if (job.on())
-      std::printf("ddp: %.2f ms per step in allreduce (mean over %lld steps)\n", job.mean_allreduce_ms(),
+      std::printf("ddp: %.2f ms per step waiting for the gradients' allreduce after backward (mean over %lld steps)\n", job.mean_allreduce_ms(),
                   static_cast<long long>(run.step - run.first_step));
     if (const std::string zero1 = job.zero1_report(); !zero1.empty()) std::printf("%s\n", zero1.c_str());
     if (stop) {
