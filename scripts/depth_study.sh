@@ -9,10 +9,6 @@
 # Build folder: build/ (TAPEGRAD_BUILD_DIR overrides it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/build.sh depth_study
 source scripts/env.sh
-
-build=${TAPEGRAD_BUILD_DIR:-build}
-bash scripts/deps.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
-cmake --build "$build" -j "$(nproc)" --target depth_study
-"$build/examples/depth_study" "$@"
+"${TAPEGRAD_BUILD_DIR:-build}/examples/depth_study" "$@"

@@ -6,10 +6,6 @@
 # Build folder: build/ (TAPEGRAD_BUILD_DIR overrides it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+bash scripts/build.sh train_lm sample tapegrad-inspect
 source scripts/env.sh
-
-build=${TAPEGRAD_BUILD_DIR:-build}
-bash scripts/deps.sh
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release
-cmake --build "$build" -j "$(nproc)" --target train_lm sample tapegrad-inspect
-"$build/examples/train_lm" "$@"
+"${TAPEGRAD_BUILD_DIR:-build}/examples/train_lm" "$@"
