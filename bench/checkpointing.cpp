@@ -20,6 +20,8 @@
 
 #include <tapegrad/tapegrad.hpp>
 
+#include "../examples/cli_checks.hpp"
+
 using namespace tapegrad;
 
 namespace {
@@ -83,9 +85,9 @@ int main(int argc, char** argv) {
   app.add_option("--seq-len", T, "context length T");
   app.add_option("--batch", B, "sequences per step");
   app.add_option("--vocab", vocab, "vocabulary size");
-  app.add_option("--steps", steps, "timed steps per run")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed steps first")->check(CLI::NonNegativeNumber);
-  app.add_option("--rounds", rounds, "runs of each setting, the two settings alternating")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "timed steps per run")->check(cli::positive);
+  app.add_option("--warmup", warmup, "untimed steps first")->check(cli::non_negative);
+  app.add_option("--rounds", rounds, "runs of each setting, the two settings alternating")->check(cli::positive);
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops");
   CLI11_PARSE(app, argc, argv);
   set_num_threads(threads);

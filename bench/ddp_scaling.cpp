@@ -39,6 +39,8 @@
 #include <tapegrad/distributed/zero.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "../examples/cli_checks.hpp"
+
 using namespace tapegrad;
 
 namespace {
@@ -62,17 +64,17 @@ int main(int argc, char** argv) {
   double bucket_mb = 25;
   bool zero1 = false;
   CLI::App app{"Data-parallel training: exposed communication with and without overlap (run it under mpirun)"};
-  app.add_option("--layers", layers, "transformer blocks")->check(CLI::PositiveNumber);
-  app.add_option("--d-model", d_model, "model width")->check(CLI::PositiveNumber);
-  app.add_option("--heads", heads, "attention heads")->check(CLI::PositiveNumber);
-  app.add_option("--seq-len", seq_len, "tokens per sequence")->check(CLI::PositiveNumber);
-  app.add_option("--batch", batch, "global batch: sequences per step over all processes")->check(CLI::PositiveNumber);
-  app.add_option("--vocab", vocab, "vocabulary size")->check(CLI::PositiveNumber);
-  app.add_option("--rounds", rounds, "interleaved rounds")->check(CLI::PositiveNumber);
-  app.add_option("--steps", steps, "timed steps of each mode per round")->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed steps of each mode first")->check(CLI::NonNegativeNumber);
-  app.add_option("--threads", threads, "threads per process")->check(CLI::PositiveNumber);
-  app.add_option("--bucket-mb", bucket_mb, "megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+  app.add_option("--layers", layers, "transformer blocks")->check(cli::positive);
+  app.add_option("--d-model", d_model, "model width")->check(cli::positive);
+  app.add_option("--heads", heads, "attention heads")->check(cli::positive);
+  app.add_option("--seq-len", seq_len, "tokens per sequence")->check(cli::positive);
+  app.add_option("--batch", batch, "global batch: sequences per step over all processes")->check(cli::positive);
+  app.add_option("--vocab", vocab, "vocabulary size")->check(cli::positive);
+  app.add_option("--rounds", rounds, "interleaved rounds")->check(cli::positive);
+  app.add_option("--steps", steps, "timed steps of each mode per round")->check(cli::positive);
+  app.add_option("--warmup", warmup, "untimed steps of each mode first")->check(cli::non_negative);
+  app.add_option("--threads", threads, "threads per process")->check(cli::positive);
+  app.add_option("--bucket-mb", bucket_mb, "megabytes of gradients per allreduce")->check(cli::positive);
   app.add_flag("--zero1", zero1, "also time overlap + ZeRO-1, and report the optimizer state per rank");
   CLI11_PARSE(app, argc, argv);
 

@@ -16,6 +16,8 @@
 
 #include <tapegrad/tapegrad.hpp>
 
+#include "../examples/cli_checks.hpp"
+
 using namespace tapegrad;
 
 int main(int argc, char** argv) {
@@ -24,13 +26,13 @@ int main(int argc, char** argv) {
   int threads = 1;
   bool rope = false, skip_recompute = false;
   std::uint64_t seed = 0;
-  app.add_option("--tokens", tokens, "tokens to generate")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--d-model", d_model, "model width")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--layers", layers, "blocks")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--heads", heads, "attention heads")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--tokens", tokens, "tokens to generate")->capture_default_str()->check(cli::positive);
+  app.add_option("--d-model", d_model, "model width")->capture_default_str()->check(cli::positive);
+  app.add_option("--layers", layers, "blocks")->capture_default_str()->check(cli::positive);
+  app.add_option("--heads", heads, "attention heads")->capture_default_str()->check(cli::positive);
   app.add_option("--kv-heads", kv_heads, "key/value heads (grouped-query attention; 0: --heads)")->capture_default_str();
-  app.add_option("--vocab", vocab, "vocabulary size")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--prompt", prompt_len, "prompt tokens (random)")->capture_default_str()->check(CLI::PositiveNumber);
+  app.add_option("--vocab", vocab, "vocabulary size")->capture_default_str()->check(cli::positive);
+  app.add_option("--prompt", prompt_len, "prompt tokens (random)")->capture_default_str()->check(cli::positive);
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
   app.add_option("--seed", seed, "weights and prompt seed")->capture_default_str();
   app.add_flag("--rope", rope, "rotary positions instead of a learned table");

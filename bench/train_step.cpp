@@ -22,6 +22,8 @@
 #include <tapegrad/autograd/profiler.hpp>
 #include <tapegrad/tapegrad.hpp>
 
+#include "../examples/cli_checks.hpp"
+
 using namespace tapegrad;
 
 namespace {
@@ -63,8 +65,8 @@ int main(int argc, char** argv) {
   app.add_option("--config", config_name, "S, M or G (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
-  app.add_option("--steps", steps, "timed steps")->capture_default_str()->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str()->check(CLI::NonNegativeNumber);
+  app.add_option("--steps", steps, "timed steps")->capture_default_str()->check(cli::positive);
+  app.add_option("--warmup", warmup, "untimed steps first")->capture_default_str()->check(cli::non_negative);
   app.add_option("--seed", seed, "initialization and data seed")->capture_default_str();
   app.add_flag("--profile", profile, "also print the time per op kind (forward and backward)");
   app.add_flag("--csv", csv, "one machine-readable line: config,placement,threads,median_ms,min_ms,max_ms,tokens_per_s,gflops,peak_rss_mib");

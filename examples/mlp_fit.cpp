@@ -13,6 +13,8 @@
 #include <cstdio>
 #include <vector>
 
+#include "cli_checks.hpp"
+
 using namespace tapegrad;
 
 // A (rows, cols) weight drawn from N(0, 1/cols), so that tanh starts in its linear range.
@@ -27,9 +29,9 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool check = false;
   CLI::App app{"Fits y = sin(x) on [-3, 3] with a 1 -> H -> H -> 1 tanh MLP and plain SGD."};
-  app.add_option("--steps", steps, "training steps")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "training steps")->check(cli::positive);
   app.add_option("--lr", lr, "learning rate");
-  app.add_option("--hidden", hidden, "width H of both hidden layers")->check(CLI::PositiveNumber);
+  app.add_option("--hidden", hidden, "width H of both hidden layers")->check(cli::positive);
   app.add_option("--seed", seed, "seed of the weight initialization");
   app.add_option("--threads", threads,
                  "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all cores)");

@@ -16,6 +16,7 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "train_lm/files.hpp"
+#include "cli_checks.hpp"
 
 using namespace tapegrad;
 
@@ -28,11 +29,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Generate text from a train_lm checkpoint."};
   app.add_option("--checkpoint", checkpoint, "checkpoint written by train_lm")->check(CLI::ExistingFile);
   app.add_option("--prompt", prompt, "text to continue (must not be empty)");
-  app.add_option("--tokens", tokens, "tokens to generate")->check(CLI::NonNegativeNumber);
-  app.add_option("--temperature", temperature, "0: greedy")->check(CLI::NonNegativeNumber);
-  app.add_option("--top-k", top_k, "sample among the k most likely tokens (0: all)")->check(CLI::NonNegativeNumber);
+  app.add_option("--tokens", tokens, "tokens to generate")->check(cli::non_negative);
+  app.add_option("--temperature", temperature, "0: greedy")->check(cli::non_negative);
+  app.add_option("--top-k", top_k, "sample among the k most likely tokens (0: all)")->check(cli::non_negative);
   app.add_option("--top-p", top_p, "sample from the nucleus: the most likely tokens whose probability sums to "
-                 ">= p (1: all)")->check(CLI::Range(0.0, 1.0));
+                 ">= p (1: all)")->check(cli::range(0.0, 1.0));
   app.add_option("--stop", stops, "end when this text (one token) is generated; repeatable");
   app.add_option("--seed", seed, "sampling seed");
   CLI11_PARSE(app, argc, argv);

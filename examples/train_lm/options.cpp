@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include "../cli_checks.hpp"
+
 namespace lm {
 
 using namespace tapegrad;
@@ -50,48 +52,48 @@ CLI::Option* Options::run_flag(const std::string& flag, T& value, const std::str
 Options::Options() {
   run_flag("--data", s.data, "text file to train on (default: the Debian licence texts)");
   run_flag("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
-  run_flag("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(CLI::Range(257, 65536));
+  run_flag("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(cli::range(257, 65536));
   app.add_option("--arch", s.arch,
                  "model design: gpt2 (learned positions, LayerNorm, GELU MLP, biases, tied head) or llama "
                  "(rotary positions, RMSNorm, SwiGLU, no biases, untied head; --norm defaults to rmsnorm); "
                  "--placement, --norm and --kv-heads still apply")
       ->check(CLI::IsMember({"gpt2", "llama"}));
-  model_flag("--layers", s.layers, "transformer blocks", "n_layers")->check(CLI::Range(1, 256));
-  model_flag("--d-model", s.d_model, "model width", "block.d_model")->check(CLI::PositiveNumber);
-  model_flag("--heads", s.heads, "attention heads (must divide d-model)", "block.n_heads")->check(CLI::PositiveNumber);
+  model_flag("--layers", s.layers, "transformer blocks", "n_layers")->check(cli::range(1, 256));
+  model_flag("--d-model", s.d_model, "model width", "block.d_model")->check(cli::positive);
+  model_flag("--heads", s.heads, "attention heads (must divide d-model)", "block.n_heads")->check(cli::positive);
   model_flag("--kv-heads", s.kv_heads, "key/value heads of grouped-query attention, a divisor of --heads (0: --heads; 1: "
-             "multi-query)", "block.n_kv_heads")->check(CLI::NonNegativeNumber);
-  model_flag("--seq-len", s.seq_len, "context length T", "max_seq_len")->check(CLI::PositiveNumber);
+             "multi-query)", "block.n_kv_heads")->check(cli::non_negative);
+  model_flag("--seq-len", s.seq_len, "context length T", "max_seq_len")->check(cli::positive);
   model_flag("--placement", s.placement, "norm placement (the list below)", "block.placement")
       ->check(CLI::IsMember(names(nn::placement_registry())));
   model_flag("--norm", s.norm, "layernorm or rmsnorm", "block.norm")->check(CLI::IsMember({"layernorm", "rmsnorm"}));
   model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
-      ->check(CLI::PositiveNumber);
-  model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(CLI::Range(0.0, 0.99));
+      ->check(cli::positive);
+  model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(cli::range(0.0, 0.99));
   model_flag("--init", s.init, "gpt2, gpt2-unscaled, pytorch or xavier", "init")->check(CLI::IsMember({"gpt2", "gpt2-unscaled", "pytorch", "xavier"}));
-  run_flag("--batch", s.batch, "sequences per step B")->check(CLI::PositiveNumber);
+  run_flag("--batch", s.batch, "sequences per step B")->check(cli::positive);
   local_flag("--steps", s.steps, "optimizer steps in total (larger on --resume: extends the run)")
-      ->check(CLI::NonNegativeNumber);
-  run_flag("--lr", s.lr, "peak learning rate (AdamW)")->check(CLI::PositiveNumber);
+      ->check(cli::non_negative);
+  run_flag("--lr", s.lr, "peak learning rate (AdamW)")->check(cli::positive);
   run_flag("--schedule", s.schedule, "cosine, linear, constant or noam, each after a linear warm-up")
       ->check(CLI::IsMember(training::schedule_names()));
-  run_flag("--warmup", s.warmup, "warm-up steps (>= --steps: a tenth of the steps)")->check(CLI::NonNegativeNumber);
-  run_flag("--min-lr-ratio", s.min_lr_ratio, "final lr / peak lr of cosine and linear")->check(CLI::Range(0.0, 1.0));
-  run_flag("--weight-decay", s.weight_decay, "AdamW decoupled weight decay")->check(CLI::NonNegativeNumber);
-  run_flag("--clip", s.clip, "gradient clipping max norm (0: off)")->check(CLI::NonNegativeNumber);
+  run_flag("--warmup", s.warmup, "warm-up steps (>= --steps: a tenth of the steps)")->check(cli::non_negative);
+  run_flag("--min-lr-ratio", s.min_lr_ratio, "final lr / peak lr of cosine and linear")->check(cli::range(0.0, 1.0));
+  run_flag("--weight-decay", s.weight_decay, "AdamW decoupled weight decay")->check(cli::non_negative);
+  run_flag("--clip", s.clip, "gradient clipping max norm (0: off)")->check(cli::non_negative);
   run_flag("--seed", s.seed, "seed of initialization, batches and sampling");
-  run_flag("--eval-interval", s.eval_interval, "steps between validation losses")->check(CLI::PositiveNumber);
-  run_flag("--eval-batches", s.eval_batches, "validation batches per evaluation")->check(CLI::PositiveNumber);
+  run_flag("--eval-interval", s.eval_interval, "steps between validation losses")->check(cli::positive);
+  run_flag("--eval-batches", s.eval_batches, "validation batches per evaluation")->check(cli::positive);
   local_flag("--threads", s.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   local_flag("--checkpoint", s.checkpoint, "checkpoint file (written atomically)");
   local_flag("--checkpoint-interval", s.checkpoint_interval, "steps between checkpoints (0: only at the end)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   app.add_flag("--resume", s.resume, "continue from --checkpoint exactly where it stopped (model and run settings from the file)");
   local_flag("--stop-after", s.stop_after, "end this run after this many steps, with a checkpoint (0: run to --steps)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   local_flag("--log", s.log, "CSV file of metrics (step, loss, smoothed_loss, val_loss, lr, grad_norm)");
-  local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end (learned positions: at most --seq-len with the prompt)")->check(CLI::NonNegativeNumber);
+  local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end (learned positions: at most --seq-len with the prompt)")->check(cli::non_negative);
   app.add_flag("--checkpoint-activations", s.checkpoint_activations,
                "keep only each block's input in the forward and recompute the block in backward: less memory, the "
                "same gradients, about a third more time per step");
@@ -100,8 +102,8 @@ Options::Options() {
   local_flag("--grad-accum", s.grad_accum,
              "micro-batches per step: each process runs its --batch / N rows as this many forward and backward "
              "passes (the memory of one micro-batch), and steps once; the same update as one pass")
-      ->check(CLI::PositiveNumber);
-  local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(CLI::PositiveNumber);
+      ->check(cli::positive);
+  local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(cli::positive);
   app.add_flag("--zero1", s.zero1, "with --ddp: ZeRO stage 1, each process keeps the optimizer state of its 1/N of the "
                                    "parameters, updates them and sends them to the others (the same steps, 1/N of the "
                                    "optimizer memory; checkpoints as without it)")
@@ -112,7 +114,7 @@ Options::Options() {
   local_flag("--comm-timeout", s.comm_timeout,
              "with --ddp: seconds a rank waits in one collective before it ends the job, naming the ranks that do "
              "not answer (0: forever); the same on every rank, longer than an evaluation or a checkpoint save")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   app.footer(nn::placement_help());
 }
 

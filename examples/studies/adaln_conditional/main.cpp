@@ -34,6 +34,7 @@
 #include "common/study.hpp"
 #include "report.hpp"
 #include "run.hpp"
+#include "../../cli_checks.hpp"
 
 using namespace tapegrad;
 using namespace adaln_conditional;
@@ -43,18 +44,18 @@ namespace {
 void add_options(CLI::App& app, Settings& s) {
   app.add_option("--tasks", s.tasks, "comma-separated tasks, one class each: copy, reverse, sort")
       ->delimiter(',')->check(CLI::IsMember({"copy", "reverse", "sort"}));
-  app.add_option("--symbols", s.symbols, "distinct symbols in the sequences")->check(CLI::Range(2, 1000));
-  app.add_option("--min-len", s.min_len, "shortest source")->check(CLI::PositiveNumber);
-  app.add_option("--max-len", s.max_len, "longest source")->check(CLI::PositiveNumber);
-  app.add_option("--layers", s.layers, "transformer blocks")->check(CLI::Range(1, 256));
-  app.add_option("--d-model", s.d_model, "model width")->check(CLI::PositiveNumber);
-  app.add_option("--heads", s.heads, "attention heads (must divide d-model)")->check(CLI::PositiveNumber);
+  app.add_option("--symbols", s.symbols, "distinct symbols in the sequences")->check(cli::range(2, 1000));
+  app.add_option("--min-len", s.min_len, "shortest source")->check(cli::positive);
+  app.add_option("--max-len", s.max_len, "longest source")->check(cli::positive);
+  app.add_option("--layers", s.layers, "transformer blocks")->check(cli::range(1, 256));
+  app.add_option("--d-model", s.d_model, "model width")->check(cli::positive);
+  app.add_option("--heads", s.heads, "attention heads (must divide d-model)")->check(cli::positive);
   app.add_option("--init", s.init, "gpt2, pytorch or xavier")->check(CLI::IsMember({"gpt2", "pytorch", "xavier"}));
   study::add_training_options(app, s);
-  app.add_option("--batch", s.batch, "rows per step")->check(CLI::PositiveNumber);
-  app.add_option("--eval-interval", s.eval_interval, "steps between validation losses")->check(CLI::PositiveNumber);
-  app.add_option("--val-per-task", s.val_per_task, "held-out rows per task")->check(CLI::Range(1, 5000));
-  app.add_option("--examples", s.examples, "greedy generations shown per task and variant")->check(CLI::NonNegativeNumber);
+  app.add_option("--batch", s.batch, "rows per step")->check(cli::positive);
+  app.add_option("--eval-interval", s.eval_interval, "steps between validation losses")->check(cli::positive);
+  app.add_option("--val-per-task", s.val_per_task, "held-out rows per task")->check(cli::range(1, 5000));
+  app.add_option("--examples", s.examples, "greedy generations shown per task and variant")->check(cli::non_negative);
   study::add_machinery_options(app, s, "tiny sizes and a few steps (options given explicitly still apply)",
                                "exit 1 unless the outputs exist, hold finite values and the loss fell");
 }

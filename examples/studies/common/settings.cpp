@@ -1,5 +1,6 @@
 // settings.cpp — the shared settings' options, optimizer, description and arguments.
 #include "settings.hpp"
+#include "../../cli_checks.hpp"
 
 namespace study {
 
@@ -7,14 +8,14 @@ using namespace tapegrad;
 
 void add_training_options(CLI::App& app, Training& t) {
   app.add_option("--optimizer", t.optimizer, "adamw, adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adamw", "adam", "sgd"}));
-  app.add_option("--lr", t.lr, "peak learning rate, the same for every run")->check(CLI::PositiveNumber);
-  app.add_option("--weight-decay", t.weight_decay, "weight decay of the matrices (decoupled for adamw)")->check(CLI::NonNegativeNumber);
+  app.add_option("--lr", t.lr, "peak learning rate, the same for every run")->check(cli::positive);
+  app.add_option("--weight-decay", t.weight_decay, "weight decay of the matrices (decoupled for adamw)")->check(cli::non_negative);
   app.add_option("--schedule", t.schedule, "after the warm-up: cosine or linear (to --min-lr-ratio x lr), constant, noam (1/sqrt t)")
       ->check(CLI::IsMember(training::schedule_names()));
-  app.add_option("--warmup", t.warmup, "linear warm-up steps (>= --steps: a tenth of the steps)")->check(CLI::NonNegativeNumber);
-  app.add_option("--min-lr-ratio", t.min_lr_ratio, "final lr / peak lr for cosine and linear")->check(CLI::Range(0.0, 1.0));
-  app.add_option("--clip", t.clip, "gradient clipping at this global norm (0: off)")->check(CLI::NonNegativeNumber);
-  app.add_option("--steps", t.steps, "optimizer steps of every run")->check(CLI::PositiveNumber);
+  app.add_option("--warmup", t.warmup, "linear warm-up steps (>= --steps: a tenth of the steps)")->check(cli::non_negative);
+  app.add_option("--min-lr-ratio", t.min_lr_ratio, "final lr / peak lr for cosine and linear")->check(cli::range(0.0, 1.0));
+  app.add_option("--clip", t.clip, "gradient clipping at this global norm (0: off)")->check(cli::non_negative);
+  app.add_option("--steps", t.steps, "optimizer steps of every run")->check(cli::positive);
 }
 
 void smoke_training(const CLI::App& app, Training& t) {
@@ -26,7 +27,7 @@ void smoke_training(const CLI::App& app, Training& t) {
 void add_machinery_options(CLI::App& app, Machinery& m, const std::string& smoke_help, const std::string& check_help) {
   app.add_option("--seed", m.seed, "seed of every model's initialization and of the data drawn at random (batches, held-out examples)");
   app.add_option("--threads", m.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all cores)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   app.add_option("--out", m.out, "folder for report.md, the CSV files and the SVG charts (created when missing)");
   app.add_flag("--smoke", m.smoke, smoke_help);
   app.add_flag("--check", m.check, check_help);

@@ -24,6 +24,7 @@
 #include "check.hpp"
 #include "outputs.hpp"
 #include "workers.hpp"
+#include "../../cli_checks.hpp"
 
 using namespace tapegrad;
 using namespace depth_study;
@@ -138,30 +139,30 @@ void add_options(CLI::App& app, Settings& s) {
     app.add_option(name, v, what)->delimiter(',')->check(CLI::IsMember(variant_names()));
   };
   auto depths = [&](const char* name, std::vector<std::int64_t>& v, const char* what) {
-    app.add_option(name, v, what)->delimiter(',')->check(CLI::Range(1, 1024) | CLI::IsMember({""}));  // '': none
+    app.add_option(name, v, what)->delimiter(',')->check(cli::range(1, 1024) | CLI::IsMember({""}));  // '': none
   };
   app.add_option("--data", s.data, "text file to train on (default: the licence texts in /usr/share/common-licenses)");
   app.add_option("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
-  app.add_option("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(CLI::Range(257, 65536));
+  app.add_option("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(cli::range(257, 65536));
   app.add_option("--seeds", s.seeds, "comma-separated seeds; every configuration runs once per seed")->delimiter(',');
-  app.add_option("--d-model", s.shape.d_model, "model width")->check(CLI::PositiveNumber);
-  app.add_option("--heads", s.shape.heads, "attention heads (must divide --d-model)")->check(CLI::PositiveNumber);
-  app.add_option("--seq-len", s.shape.seq_len, "context length T")->check(CLI::PositiveNumber);
+  app.add_option("--d-model", s.shape.d_model, "model width")->check(cli::positive);
+  app.add_option("--heads", s.shape.heads, "attention heads (must divide --d-model)")->check(cli::positive);
+  app.add_option("--seq-len", s.shape.seq_len, "context length T")->check(cli::positive);
   app.add_option("--init", s.setup.init, "init of every run but the setups stage's: gpt2 (N(0, 0.02), residual "
                                          "projections / √(2L)), gpt2-unscaled, pytorch or xavier")
       ->check(CLI::IsMember(init_names));
   app.add_option_function<std::string>("--head", [&](const std::string& v) { s.setup.tied_head = v == "tied"; },
                                         "tied (to the token embedding) or untied LM head (default untied)")
       ->check(CLI::IsMember({"tied", "untied"}));
-  app.add_option("--batch", t.batch, "sequences per training step")->check(CLI::PositiveNumber);
+  app.add_option("--batch", t.batch, "sequences per training step")->check(cli::positive);
   study::add_training_options(app, t);
   app.add_option("--probe-batch", s.probe_batch, "validation windows the gradients and activations are measured on")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive);
   app.add_option("--eval-batches", s.eval_batches, "validation batches (of --batch windows) for the validation loss")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive);
   app.add_option("--plateau-margin", s.plateau_margin,
                  "a run trains when its validation loss ends this far (nats/token) below the plateau (the entropy of the validation batches' own token frequencies)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   placements("--profile-placements", s.profile_placements, "placements measured at initialization only");
   depths("--profile-depths", s.profile_depths, "depths measured at initialization only");
   app.add_option("--profile-inits", s.profile_inits, "other inits measured at initialization, side by side ('' for none)")
@@ -169,37 +170,37 @@ void add_options(CLI::App& app, Settings& s) {
   placements("--profile-init-placements", s.profile_init_placements, "placements measured under --profile-inits");
   placements("--placements", s.placements, "placements of the trained grid");
   depths("--depths", s.depths, "depths of the trained grid");
-  app.add_option("--lrs", s.lrs, "learning rates of the trained grid")->delimiter(',')->check(CLI::PositiveNumber);
+  app.add_option("--lrs", s.lrs, "learning rates of the trained grid")->delimiter(',')->check(cli::positive);
   placements("--deep-placements", s.deep_placements, "placements also trained at --deep-depths");
   depths("--deep-depths", s.deep_depths, "the deepest grid depths, for --deep-placements at --deep-lr only ('' for none)");
-  app.add_option("--deep-lr", s.deep_lr, "learning rate of the deep runs")->check(CLI::PositiveNumber);
+  app.add_option("--deep-lr", s.deep_lr, "learning rate of the deep runs")->check(cli::positive);
   app.add_option("--checkpoint-from", s.checkpoint_from,
                  "activation checkpointing in trained runs of at least this many blocks (0: never)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(cli::non_negative);
   app.add_option("--skip-depth", s.skip_depth, "grid depth whose trained runs are measured for layer similarity and skipped blocks")
-      ->check(CLI::Range(1, 1024));
+      ->check(cli::range(1, 1024));
   app.add_option("--skip-threshold", s.skip_threshold, "a block can be dropped when skipping it raises the loss by less than this share")
-      ->check(CLI::PositiveNumber);
+      ->check(cli::positive);
   placements("--lr-placements", s.lr_placements, "placements of the fine learning-rate sweep");
-  app.add_option("--lr-depth", s.lr_depth, "depth of the fine learning-rate sweep")->check(CLI::Range(1, 1024));
-  app.add_option("--lr-sweep", s.lr_sweep, "learning rates of the fine sweep")->delimiter(',')->check(CLI::PositiveNumber);
+  app.add_option("--lr-depth", s.lr_depth, "depth of the fine learning-rate sweep")->check(cli::range(1, 1024));
+  app.add_option("--lr-sweep", s.lr_sweep, "learning rates of the fine sweep")->delimiter(',')->check(cli::positive);
   placements("--setup-placements", s.setup_placements, "placements trained under every --setups");
-  app.add_option("--setup-depth", s.setup_depth, "depth of the setups stage")->check(CLI::Range(1, 1024));
+  app.add_option("--setup-depth", s.setup_depth, "depth of the setups stage")->check(cli::range(1, 1024));
   app.add_option("--setups", s.setups, "HEAD:INIT:WARMUP, comma-separated, compared side by side (e.g. tied:gpt2:15)")
       ->delimiter(',');
   app.add_option("--translate-placements", s.translate_placements, "placements of the translation stage")->delimiter(',');
   depths("--translate-layers", s.translate_layers, "layers per side of the translation stage ('' for none)");
-  app.add_option("--translate-steps", s.translate_steps, "training steps per translation run")->check(CLI::PositiveNumber);
-  app.add_option("--translate-d-model", s.translate_d_model, "width of the translation models")->check(CLI::PositiveNumber);
+  app.add_option("--translate-steps", s.translate_steps, "training steps per translation run")->check(cli::positive);
+  app.add_option("--translate-d-model", s.translate_d_model, "width of the translation models")->check(cli::positive);
   app.add_option("--torch-placements", s.torch_placements, "placements run again in PyTorch (none, post, pre, b2t)")
       ->delimiter(',')->check(CLI::IsMember({"none", "post", "pre", "b2t"}));
-  app.add_option("--torch-depth", s.torch_depth, "depth of the PyTorch runs (a grid or setups depth)")->check(CLI::Range(1, 1024));
+  app.add_option("--torch-depth", s.torch_depth, "depth of the PyTorch runs (a grid or setups depth)")->check(cli::range(1, 1024));
   app.add_option("--python", s.python, "python with torch (default: python3, then /usr/bin/python3)");
   app.add_option_function<std::string>("--torch", [&](const std::string& v) { s.torch = v == "on"; },
                                         "on: run the PyTorch twin (the default; skipped with a note when torch is missing), or off")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--jobs", s.jobs, "worker processes of one thread each that share the runs (0: one per core)")
-      ->check(CLI::Range(0, 64));
+      ->check(cli::range(0, 64));
   app.add_option("--worker", s.worker, "(internal) run share i of the plan")->group("");
   app.add_option("--worker-file", s.worker_file, "(internal) where a worker saves its records")->group("");
   app.add_flag("--full", s.full, "the complete study: d_model 64, 300 steps, every placement at depths up to 128 and 3 lrs, 5 seeds");

@@ -34,6 +34,7 @@
 #include "common/study.hpp"
 #include "report.hpp"
 #include "run.hpp"
+#include "../../cli_checks.hpp"
 
 using namespace tapegrad;
 using namespace translate;
@@ -46,21 +47,21 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--placements", s.placements, "comma-separated, from the list below")
       ->delimiter(',')->check(CLI::IsMember(placements));
   app.add_option("--layers", s.layers, "comma-separated depths, layers per side (encoder and decoder)")
-      ->delimiter(',')->check(CLI::Range(1, 256));
-  app.add_option("--d-model", s.d_model, "model width")->check(CLI::PositiveNumber);
-  app.add_option("--heads", s.heads, "attention heads (must divide d-model)")->check(CLI::PositiveNumber);
-  app.add_option("--d-ff", s.d_ff, "feed-forward width (0: 4·d-model)")->check(CLI::NonNegativeNumber);
+      ->delimiter(',')->check(cli::range(1, 256));
+  app.add_option("--d-model", s.d_model, "model width")->check(cli::positive);
+  app.add_option("--heads", s.heads, "attention heads (must divide d-model)")->check(cli::positive);
+  app.add_option("--d-ff", s.d_ff, "feed-forward width (0: 4·d-model)")->check(cli::non_negative);
   app.add_option("--activation", s.activation, "relu, gelu or gelu_tanh")->check(CLI::IsMember({"relu", "gelu", "gelu_tanh"}));
-  app.add_option("--dropout", s.dropout, "dropout on sublayer outputs")->check(CLI::Range(0.0, 0.99));
+  app.add_option("--dropout", s.dropout, "dropout on sublayer outputs")->check(cli::range(0.0, 0.99));
   app.add_option("--init", s.init, "xavier, gpt2 or pytorch")->check(CLI::IsMember({"xavier", "gpt2", "pytorch"}));
   app.add_option("--b2t-scaling", s.b2t_scaling,
                  "scale the block weights by L^(-1/2) at init: off (the library default), b2t (the b2t runs only) or on (every run)")
       ->check(CLI::IsMember({"off", "b2t", "on"}));
   study::add_training_options(app, s);
-  app.add_option("--batch", s.batch, "sentence pairs per step")->check(CLI::PositiveNumber);
-  app.add_option("--eval-interval", s.eval_interval, "steps between validation losses")->check(CLI::PositiveNumber);
-  app.add_option("--val-size", s.val_size, "held-out sentences (never in a training batch)")->check(CLI::Range(1, 5000));
-  app.add_option("--examples", s.examples, "greedy decodings shown per run")->check(CLI::NonNegativeNumber);
+  app.add_option("--batch", s.batch, "sentence pairs per step")->check(cli::positive);
+  app.add_option("--eval-interval", s.eval_interval, "steps between validation losses")->check(cli::positive);
+  app.add_option("--val-size", s.val_size, "held-out sentences (never in a training batch)")->check(cli::range(1, 5000));
+  app.add_option("--examples", s.examples, "greedy decodings shown per run")->check(cli::non_negative);
   study::add_machinery_options(app, s, "tiny sizes and a few steps (options given explicitly still apply)",
                                "exit 1 unless the outputs exist, hold finite values and the loss fell");
   app.footer(nn::placement_help() + "translate has no --residual-scale: α is 1 (DeepNorm's comes from the depths).");
