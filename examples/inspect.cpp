@@ -13,6 +13,8 @@
 // Works on every file tapegrad writes (binary or JSON checkpoints, state dicts) and on
 // safetensors files; a damaged file gives a clear error, never a crash.
 // tapegrad-inspect --placements lists the norm placements and norms a config can name.
+// tapegrad-inspect --summary FILE builds the model the file describes and prints its
+// parameters by module and its FLOPs per token (nn/summary.hpp).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -20,6 +22,8 @@
 
 #include <tapegrad/io/io.hpp>
 #include <tapegrad/tapegrad.hpp>
+
+#include "cli_checks.hpp"
 
 using namespace tapegrad;
 
@@ -81,12 +85,15 @@ std::string meta_str(const io::MetaValue& v) {
 
 int main(int argc, char** argv) {
   std::string path;
-  bool all = false, metadata = false, placements = false;
+  bool all = false, metadata = false, placements = false, summary = false;
+  int depth = 2;
   CLI::App app{"Print what a tapegrad checkpoint (or a safetensors file) holds."};
   app.add_option("FILE", path, "checkpoint, state dict or .safetensors file");
   app.add_flag("--placements", placements, "list the norm placements (with their formulas) and the norms instead");
   app.add_flag("--all", all, "list every tensor, not only the first 40 of each section");
   app.add_flag("--metadata", metadata, "print every metadata entry");
+  app.add_flag("--summary", summary, "build the model the file describes: its parameters by module and FLOPs per token");
+  app.add_option("--depth", depth, "with --summary: levels of modules shown")->check(cli::non_negative);
   CLI11_PARSE(app, argc, argv);
   if (placements) {
     std::printf("%sNorms:\n", nn::placement_help().c_str());
@@ -103,6 +110,16 @@ int main(int argc, char** argv) {
       return 0;
     }
     const io::Checkpoint ck = io::load_checkpoint(path);
+    if (summary) {
+      const auto model = io::model_from<nn::TransformerLM>(ck, path);
+      const std::int64_t T = model->config.max_seq_len;
+      const nn::Flops f = nn::flops_per_token(*model, T);
+      std::printf("%s%s FLOPs per token at a context of %lld: forward %s, backward %s, a training step %s\n",
+                  model->summary(depth).c_str(), path.c_str(), static_cast<long long>(T),
+                  nn::short_count(f.forward).c_str(), nn::short_count(f.backward).c_str(),
+                  nn::short_count(f.step()).c_str());
+      return 0;
+    }
     std::printf("%s: %s checkpoint, %zu sections, %zu metadata entries\n", path.c_str(), ck.kind.c_str(),
                 ck.sections.size(), ck.metadata.size());
     if (ck.find("step")) std::printf("step %lld\n", static_cast<long long>(ck.get_int("step")));

@@ -76,6 +76,9 @@ class Module : public std::enable_shared_from_this<Module> {
   void zero_grad();
   // Total number of parameter elements.
   std::int64_t num_parameters() const;
+  // A table of the parameters of this module and its descendants down to max_depth levels,
+  // each with its share of the whole, as torchinfo prints it (nn/summary.hpp).
+  std::string summary(int max_depth = 2) const;
 
   // One line of settings shown after the type name when printing: "in=3, out=4, bias=true".
   virtual std::string extra_repr() const { return ""; }

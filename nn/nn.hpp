@@ -22,5 +22,6 @@
 #include "presets.hpp"
 #include "residual.hpp"
 #include "seq2seq.hpp"
+#include "summary.hpp"
 #include "transformer_block.hpp"
 #include "transformer_lm.hpp"
