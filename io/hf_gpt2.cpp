@@ -151,7 +151,9 @@ void save_hf_gpt2(const nn::TransformerLM& model, const std::string& dir) {
   const std::string config = gpt2_config_to_hf(model.config);
   const StateDict hf = gpt2_state_to_hf(state_dict(model), model.config);
   write_file_atomic(dir + "/config.json", config);
-  save_safetensors(hf, dir + "/model.safetensors");
+  // transformers refuses a safetensors file whose metadata has no "format" of "pt", "tf", "flax"
+  // or "mlx"; save_pretrained writes {"format": "pt"}.
+  save_safetensors(hf, dir + "/model.safetensors", {{"format", "pt"}});
 }
 
 }  // namespace tapegrad::io

@@ -39,6 +39,7 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string path() const { return path_.string(); }
   // Names of the entries in the directory, sorted.
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
