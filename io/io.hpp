@@ -13,6 +13,7 @@
 #include "half.hpp"
 #include "hf_config.hpp"
 #include "hf_gpt2.hpp"
+#include "hf_llama.hpp"
 #include "model_config.hpp"
 #include "safetensors.hpp"
 #include "state_dict.hpp"
