@@ -14,6 +14,7 @@
 #include "hf_config.hpp"
 #include "hf_gpt2.hpp"
 #include "hf_llama.hpp"
+#include "hf_model.hpp"
 #include "model_config.hpp"
 #include "safetensors.hpp"
 #include "state_dict.hpp"
