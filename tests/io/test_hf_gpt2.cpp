@@ -3,6 +3,7 @@
 // transformers forward pass, exports back to the same bytes, and every malformed variant
 // (config field, tensor name, shape) is refused with a FormatError that names it.
 #include <tapegrad/io/hf_gpt2.hpp>
+#include <tapegrad/io/hf_model.hpp>
 
 #include "io_helpers.hpp"
 #include "support/reference.hpp"
@@ -176,4 +177,19 @@ TEST_CASE("hf config: Python's float repr", "[io][hf]") {
   CHECK(io::python_float_repr(1.5) == "1.5");
   CHECK(io::python_float_repr(123.456) == "123.456");
   CHECK(io::python_float_repr(-2.5e-7) == "-2.5e-07");
+}
+
+TEST_CASE("hf gpt2: the example of docs/hugging_face.md", "[io][hf][docs]") {
+  const std::string dir = tiny_dir(), llama_dir = std::string(TAPEGRAD_REFERENCE_DIR) + "/hf_llama_tiny";
+  testing::ScratchDir out;
+  // BEGIN docs/hugging_face.md
+  auto lm = io::load_hf_gpt2(dir);                             // config.json + model.safetensors
+  Tensor tokens = Tensor::from_vector(std::vector<std::int64_t>{1, 2, 3}, {1, 3});
+  Tensor logits = lm->forward(tokens);                         // (1, 3, vocab_size)
+  io::save_hf_gpt2(*lm, out.path());                           // the same two files back
+  auto llama = io::load_hf_model(llama_dir);                   // chosen by config.json's model_type
+  // END docs/hugging_face.md
+  CHECK(logits.shape() == Shape{1, 3, 64});
+  CHECK(llama->config.block.rope);
+  CHECK_THROWS_WITH(io::load_hf_model(TAPEGRAD_REFERENCE_DIR), Contains("config.json"));
 }
