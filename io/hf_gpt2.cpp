@@ -75,27 +75,16 @@ nn::TransformerLMConfig gpt2_config_from_hf(const HfConfig& hf) {
     throw FormatError(src + ": scale_attn_by_inverse_layer_idx is not supported");
   if (!hf.boolean_or("tie_word_embeddings", true))
     throw FormatError(src + ": tie_word_embeddings false: tapegrad's GPT-2 ties lm_head to wte");
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    throw FormatError(src + ": the config does not make a model: " + e.what());
-  }
-  return c;
+  return validated_hf_config(c, src);
 }
 
 std::string gpt2_config_to_hf(const nn::TransformerLMConfig& c) {
   // A GPT-2 is exactly gpt2_config of its shape up to the settings that do not change the
   // function computed in eval mode (dropout, init, dtype) and the two that config.json holds.
-  nn::TransformerLMConfig expected = nn::gpt2_config(
-      {c.vocab_size, c.max_seq_len, c.n_layers, c.block.d_model, c.block.n_heads, c.block.n_kv_heads});
+  nn::TransformerLMConfig expected = with_eval_neutral_settings(
+      nn::gpt2_config({c.vocab_size, c.max_seq_len, c.n_layers, c.block.d_model, c.block.n_heads, c.block.n_kv_heads}), c);
   expected.block.d_ff = c.block.d_ff;
   expected.block.norm_eps = c.block.norm_eps;
-  expected.block.dropout = c.block.dropout;
-  expected.block.attn_dropout = c.block.attn_dropout;
-  expected.block.dtype = c.block.dtype;
-  expected.block.causal = c.block.causal;
-  expected.init = c.init;
-  expected.b2t_scaling = c.b2t_scaling;
   if (c.block.activation == nn::Activation::gelu) expected.block.activation = nn::Activation::gelu;
   if (c.block.n_kv_heads == c.block.n_heads) expected.block.n_kv_heads = c.block.n_kv_heads;
   if (!(expected == c) || (c.block.n_kv_heads != 0 && c.block.n_kv_heads != c.block.n_heads))
@@ -118,19 +107,11 @@ std::string gpt2_config_to_hf(const nn::TransformerLMConfig& c) {
 
 StateDict gpt2_state_from_hf(const StateDict& hf, const nn::TransformerLMConfig& config, const std::string& source) {
   const StateDict stripped = strip_hf_prefix(hf, "transformer.", source);
-  StateDict rest;  // what the table does not name: buffers and a tied head may stay
-  const std::vector<HfTensor> table = gpt2_tensors(config);
-  for (const auto& [name, t] : stripped) {
-    if (is_gpt2_buffer(name)) continue;
-    if (name == "lm_head.weight") {
-      const Tensor* wte = stripped.find("wte.weight");
-      if (!wte || wte->shape() != t.shape() || wte->to_vector<float>() != t.to_vector<float>())
-        throw FormatError(source + ": lm_head.weight is not wte.weight; tapegrad's GPT-2 ties them");
-      continue;
-    }
-    rest.insert(name, t);
-  }
-  return map_hf_tensors(rest, table, source);
+  check_tied_head(stripped, "lm_head.weight", "wte.weight", source);
+  StateDict rest;  // less the mask buffers and the tied head, which hold no parameter
+  for (const auto& [name, t] : stripped)
+    if (!is_gpt2_buffer(name) && name != "lm_head.weight") rest.insert(name, t);
+  return map_hf_tensors(rest, gpt2_tensors(config), source);
 }
 
 StateDict gpt2_state_to_hf(const StateDict& state, const nn::TransformerLMConfig& config) {
@@ -140,20 +121,12 @@ StateDict gpt2_state_to_hf(const StateDict& state, const nn::TransformerLMConfig
 std::shared_ptr<nn::TransformerLM> load_hf_gpt2(const std::string& dir) {
   const nn::TransformerLMConfig config = gpt2_config_from_hf(HfConfig::load(dir + "/config.json"));
   const std::string weights = dir + "/model.safetensors";
-  const StateDict state = gpt2_state_from_hf(load_safetensors(weights).tensors, config, weights);
-  auto model = std::make_shared<nn::TransformerLM>(config);  // built only once every tensor is checked
-  load_state_dict(*model, state);
-  model->eval();
-  return model;
+  return make_hf_model(config, gpt2_state_from_hf(load_safetensors(weights).tensors, config, weights));
 }
 
 void save_hf_gpt2(const nn::TransformerLM& model, const std::string& dir) {
-  const std::string config = gpt2_config_to_hf(model.config);
-  const StateDict hf = gpt2_state_to_hf(state_dict(model), model.config);
-  write_file_atomic(dir + "/config.json", config);
-  // transformers refuses a safetensors file whose metadata has no "format" of "pt", "tf", "flax"
-  // or "mlx"; save_pretrained writes {"format": "pt"}.
-  save_safetensors(hf, dir + "/model.safetensors", {{"format", "pt"}});
+  const std::string config = gpt2_config_to_hf(model.config);  // refuses a non-GPT-2 first
+  save_hf_folder(dir, config, gpt2_state_to_hf(state_dict(model), model.config));
 }
 
 }  // namespace tapegrad::io

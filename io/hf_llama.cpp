@@ -102,28 +102,17 @@ nn::TransformerLMConfig llama_config_from_hf(const HfConfig& hf) {
   if (hf.boolean_or("mlp_bias", false)) throw FormatError(src + ": mlp_bias true is not supported");
   if (hf.has("head_dim") && hf.size("head_dim") * shape.n_heads != shape.d_model)
     throw FormatError(src + ": head_dim must be hidden_size / num_attention_heads");
-  try {
-    c.validate();
-  } catch (const Error& e) {
-    throw FormatError(src + ": the config does not make a model: " + e.what());
-  }
-  return c;
+  return validated_hf_config(c, src);
 }
 
 std::string llama_config_to_hf(const nn::TransformerLMConfig& c) {
   const std::int64_t kv = c.block.n_kv_heads > 0 ? c.block.n_kv_heads : c.block.n_heads;
-  nn::TransformerLMConfig expected =
-      nn::llama_config({c.vocab_size, c.max_seq_len, c.n_layers, c.block.d_model, c.block.n_heads, c.block.n_kv_heads});
+  nn::TransformerLMConfig expected = with_eval_neutral_settings(
+      nn::llama_config({c.vocab_size, c.max_seq_len, c.n_layers, c.block.d_model, c.block.n_heads, c.block.n_kv_heads}), c);
   expected.block.d_ff = c.block.d_ff;
   expected.block.norm_eps = c.block.norm_eps;
   expected.block.rope_theta = c.block.rope_theta;
-  expected.block.dropout = c.block.dropout;
-  expected.block.attn_dropout = c.block.attn_dropout;
-  expected.block.dtype = c.block.dtype;
-  expected.block.causal = c.block.causal;
   expected.tie_weights = c.tie_weights;
-  expected.init = c.init;
-  expected.b2t_scaling = c.b2t_scaling;
   if (!(expected == c))
     throw ValueError("save_hf_llama: the model is not a LLaMA design (nn::llama_config: pre-RMSNorm, SwiGLU, "
                      "rotate_half RoPE, no biases)");
@@ -145,16 +134,11 @@ std::string llama_config_to_hf(const nn::TransformerLMConfig& c) {
 }
 
 StateDict llama_state_from_hf(const StateDict& hf, const nn::TransformerLMConfig& config, const std::string& source) {
+  if (!config.tie_weights) return fuse(map_hf_tensors(hf, llama_tensors(config), source));
+  check_tied_head(hf, "lm_head.weight", "model.embed_tokens.weight", source);  // tied: the embedding, saved twice
   StateDict rest;
-  for (const auto& [name, t] : hf) {
-    if (config.tie_weights && name == "lm_head.weight") {  // tied: the embedding, saved twice
-      const Tensor* emb = hf.find("model.embed_tokens.weight");
-      if (!emb || emb->shape() != t.shape() || emb->to_vector<float>() != t.to_vector<float>())
-        throw FormatError(source + ": tie_word_embeddings is true but lm_head.weight is not model.embed_tokens.weight");
-      continue;
-    }
-    rest.insert(name, t);
-  }
+  for (const auto& [name, t] : hf)
+    if (name != "lm_head.weight") rest.insert(name, t);
   return fuse(map_hf_tensors(rest, llama_tensors(config), source));
 }
 
@@ -165,18 +149,12 @@ StateDict llama_state_to_hf(const StateDict& state, const nn::TransformerLMConfi
 std::shared_ptr<nn::TransformerLM> load_hf_llama(const std::string& dir) {
   const nn::TransformerLMConfig config = llama_config_from_hf(HfConfig::load(dir + "/config.json"));
   const std::string weights = dir + "/model.safetensors";
-  const StateDict state = llama_state_from_hf(load_safetensors(weights).tensors, config, weights);
-  auto model = std::make_shared<nn::TransformerLM>(config);
-  load_state_dict(*model, state);
-  model->eval();
-  return model;
+  return make_hf_model(config, llama_state_from_hf(load_safetensors(weights).tensors, config, weights));
 }
 
 void save_hf_llama(const nn::TransformerLM& model, const std::string& dir) {
-  const std::string config = llama_config_to_hf(model.config);
-  const StateDict hf = llama_state_to_hf(state_dict(model), model.config);
-  write_file_atomic(dir + "/config.json", config);
-  save_safetensors(hf, dir + "/model.safetensors", {{"format", "pt"}});  // as save_gpt2: transformers needs it
+  const std::string config = llama_config_to_hf(model.config);  // refuses a non-LLaMA first
+  save_hf_folder(dir, config, llama_state_to_hf(state_dict(model), model.config));
 }
 
 }  // namespace tapegrad::io

@@ -4,7 +4,9 @@
 #include <unordered_set>
 
 #include "errors.hpp"
+#include "file.hpp"
 #include "names.hpp"
+#include "safetensors.hpp"
 
 namespace tapegrad::io {
 
@@ -56,6 +58,47 @@ StateDict unmap_hf_tensors(const StateDict& state, const std::vector<HfTensor>& 
     out.insert(e.hf_name, e.transposed ? f.transpose(0, 1).contiguous() : f.contiguous());
   }
   return out;
+}
+
+nn::TransformerLMConfig validated_hf_config(const nn::TransformerLMConfig& c, const std::string& source) {
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw FormatError(source + ": the config does not make a model: " + e.what());
+  }
+  return c;
+}
+
+void check_tied_head(const StateDict& hf, const std::string& head, const std::string& embedding,
+                     const std::string& source) {
+  const Tensor* h = hf.find(head);
+  if (!h) return;
+  const Tensor* e = hf.find(embedding);
+  if (!e || e->shape() != h->shape() || e->dtype() != h->dtype() || e->to_vector<float>() != h->to_vector<float>())
+    throw FormatError(source + ": the head is tied to the embedding, but " + printable(head) + " is not " +
+                      printable(embedding));
+}
+
+nn::TransformerLMConfig with_eval_neutral_settings(nn::TransformerLMConfig preset, const nn::TransformerLMConfig& model) {
+  preset.block.dropout = model.block.dropout;
+  preset.block.attn_dropout = model.block.attn_dropout;
+  preset.block.dtype = model.block.dtype;
+  preset.block.causal = model.block.causal;
+  preset.init = model.init;
+  preset.b2t_scaling = model.b2t_scaling;
+  return preset;
+}
+
+std::shared_ptr<nn::TransformerLM> make_hf_model(const nn::TransformerLMConfig& config, const StateDict& state) {
+  auto model = std::make_shared<nn::TransformerLM>(config);  // built only once every tensor is checked
+  load_state_dict(*model, state);
+  model->eval();
+  return model;
+}
+
+void save_hf_folder(const std::string& dir, const std::string& config_json, const StateDict& hf) {
+  write_file_atomic(dir + "/config.json", config_json);
+  save_safetensors(hf, dir + "/model.safetensors", {{"format", "pt"}});
 }
 
 }  // namespace tapegrad::io

@@ -131,7 +131,7 @@ TEST_CASE("hf gpt2: bad tensors are refused by name and shape", "[io][hf]") {
     for (const auto& [n, x] : v.tensors) t.insert(n, x);
     t.insert("lm_head.weight", zeros({64, 32}));
     v.tensors = t;
-    CHECK_THROWS_WITH(io::load_hf_gpt2(v.write()), Contains("lm_head.weight is not wte.weight"));
+    CHECK_THROWS_WITH(io::load_hf_gpt2(v.write()), Contains("\"lm_head.weight\" is not \"wte.weight\""));
   }
 }
 

@@ -82,7 +82,7 @@ TEST_CASE("hf llama: bad folders are refused by name", "[io][hf]") {
       {"\"num_key_value_heads\": 2", "\"num_key_value_heads\": 4", "",
        "\"model.layers.0.self_attn.k_proj.weight\" has shape [16, 32], config.json makes it [32, 32]"},
       {"\"num_key_value_heads\": 2", "\"num_key_value_heads\": 3", "", "the config does not make a model"},
-      {"\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", "", "lm_head.weight is not"},
+      {"\"tie_word_embeddings\": false", "\"tie_word_embeddings\": true", "", "\"lm_head.weight\" is not"},
       {"\"silu\"", "\"gelu\"", "", "hidden_act \"gelu\""},
       {"\"hidden_size\": 32", "\"hidden_size\": null", "", "\"hidden_size\" is missing"},
       {"\"rope_theta\": 10000.0", "\"rope_theta\": 10000.0, \"rope_scaling\": {\"type\": \"linear\"}", "",

@@ -23,13 +23,12 @@ with save_pretrained's {"format": "pt"} metadata, so tapegrad's export of the im
 must give both files back byte for byte.
 """
 
-import json
 import math
 import os
 
 import torch
 
-from make_safetensors_reference import write_safetensors
+from make_safetensors_reference import write_hf_folder
 from reference_format import write_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,10 +114,7 @@ def main():
         "tie_word_embeddings": True,
         "vocab_size": VOCAB,
     }
-    os.makedirs(OUT_DIR, exist_ok=True)
-    with open(os.path.join(OUT_DIR, "config.json"), "w") as f:
-        f.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    write_safetensors(os.path.join(OUT_DIR, "model.safetensors"), list(p.items()), {"format": "pt"})
+    write_hf_folder(OUT_DIR, config, list(p.items()))
     write_reference(OUT_REFERENCE, [("tokens", tokens), ("logits", logits)], "make_hf_gpt2_tiny.py")
 
 

@@ -18,13 +18,12 @@ residual; model.norm, then an untied lm_head. Weights are float32; the forward r
 Files are laid out as tapegrad's export writes them (see make_hf_gpt2_tiny.py).
 """
 
-import json
 import math
 import os
 
 import torch
 
-from make_safetensors_reference import write_safetensors
+from make_safetensors_reference import write_hf_folder
 from reference_format import write_reference
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -115,10 +114,7 @@ def main():
         "tie_word_embeddings": False,
         "vocab_size": VOCAB,
     }
-    os.makedirs(OUT_DIR, exist_ok=True)
-    with open(os.path.join(OUT_DIR, "config.json"), "w") as f:
-        f.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    write_safetensors(os.path.join(OUT_DIR, "model.safetensors"), list(p.items()), {"format": "pt"})
+    write_hf_folder(OUT_DIR, config, list(p.items()))
     write_reference(OUT_REFERENCE, [("tokens", tokens), ("logits", logits)], "make_hf_llama_tiny.py")
 
 
