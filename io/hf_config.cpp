@@ -37,7 +37,7 @@ std::int64_t HfConfig::size(std::string_view key) const {
   const std::string what = source_ + ": " + printable(key);
   if (!v) throw FormatError(what + " is missing (a required field)");
   if (v->kind != json::Value::Kind::number)
-    throw FormatError(what + " must be a positive integer, got a " + json::kind_name(v->kind));
+    throw FormatError(what + " must be a positive integer, got " + json::kind_name(v->kind));
   std::uint64_t n = 0;
   try {
     n = json::to_uint64(*v, what);
@@ -57,7 +57,7 @@ double HfConfig::positive_number_or(std::string_view key, double fallback) const
   if (!v) return fallback;
   const std::string what = source_ + ": " + printable(key);
   if (v->kind != json::Value::Kind::number)
-    throw FormatError(what + " must be a positive number, got a " + json::kind_name(v->kind));
+    throw FormatError(what + " must be a positive number, got " + json::kind_name(v->kind));
   double x = 0;
   const char* end = v->text.data() + v->text.size();
   const auto [ptr, ec] = std::from_chars(v->text.data(), end, x);
@@ -70,7 +70,7 @@ std::string HfConfig::string_or(std::string_view key, const std::string& fallbac
   const json::Value* v = field(key);
   if (!v) return fallback;
   if (v->kind != json::Value::Kind::string)
-    throw FormatError(source_ + ": " + printable(key) + " must be a string, got a " + json::kind_name(v->kind));
+    throw FormatError(source_ + ": " + printable(key) + " must be a string, got " + json::kind_name(v->kind));
   return v->text;
 }
 
@@ -78,7 +78,7 @@ bool HfConfig::boolean_or(std::string_view key, bool fallback) const {
   const json::Value* v = field(key);
   if (!v) return fallback;
   if (v->kind != json::Value::Kind::boolean)
-    throw FormatError(source_ + ": " + printable(key) + " must be true or false, got a " + json::kind_name(v->kind));
+    throw FormatError(source_ + ": " + printable(key) + " must be true or false, got " + json::kind_name(v->kind));
   return v->boolean;
 }
 
