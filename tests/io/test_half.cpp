@@ -53,8 +53,8 @@ TEST_CASE("half: float32 narrows like torch (round to nearest even)", "[io][half
     INFO("float32 bits " << std::hex << c.f32);
     CHECK(io::float_to_f16(v) == c.f16);
     CHECK(io::float_to_bf16(v) == c.bf16);
-    CHECK(io::float_to_f16(-v) == (c.f16 | 0x8000));
-    CHECK(io::float_to_bf16(-v) == (c.bf16 | 0x8000));
+    CHECK(io::float_to_f16(-v) == (c.f16 ^ 0x8000));
+    CHECK(io::float_to_bf16(-v) == (c.bf16 ^ 0x8000));
   }
   // NaN stays NaN (torch's vectorised BF16 path writes 0xffff, its scalar one 0x7fc0: any NaN).
   CHECK(std::isnan(io::f16_to_float(io::float_to_f16(NAN))));
