@@ -116,6 +116,13 @@ struct ByteWriter {
   }
 };
 
+// A safetensors file put together by hand: u64 header length, the header text, the data bytes.
+inline std::string craft_safetensors(const std::string& header, const std::string& data = "") {
+  ByteWriter w;
+  w.u64(header.size()).raw(header).raw(data);
+  return w.bytes;
+}
+
 // A binary checkpoint around `payload` with a correct header (magic, version, CRC, size), so
 // that the loader gets past the checksum and has to catch the problem in the payload itself.
 inline std::string wrap_payload(const std::string& payload, std::uint32_t version = io::kFormatVersion) {

@@ -66,9 +66,7 @@ TEST_CASE("half: float32 narrows like torch (round to nearest even)", "[io][half
 namespace {
 
 std::string craft(const std::string& header, const std::string& data = "") {
-  testing::ByteWriter w;
-  w.u64(header.size()).raw(header).raw(data);
-  return w.bytes;
+  return testing::craft_safetensors(header, data);
 }
 
 }  // namespace

@@ -25,11 +25,8 @@ const testing::ReferenceFile& expected() {
 const std::vector<std::string> kNames = {"0.weight", "0.bias",    "1.weight",     "1.bias",     "2.weight",
                                          "2.bias",   "extra.f64", "extra.i64", "extra.scalar", "extra.empty"};
 
-// A header and data put together by hand: u64 length, the header text, the data bytes.
 std::string craft(const std::string& header, const std::string& data = "") {
-  testing::ByteWriter w;
-  w.u64(header.size()).raw(header).raw(data);
-  return w.bytes;
+  return testing::craft_safetensors(header, data);
 }
 
 }  // namespace
