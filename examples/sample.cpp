@@ -3,6 +3,10 @@
 //
 //   sample --checkpoint train_lm.tgc --prompt "The licensee " --tokens 200 --temperature 0.8
 //   sample --top-p 0.9 --stop "." --stop $'\n'     # nucleus sampling, ending at a full stop or newline
+//   sample --hf gpt2-folder --prompt-ids 464,3290 --tokens 20   # a Hugging Face GPT-2 or LLaMA
+//
+// --hf reads a folder with config.json and model.safetensors (io/hf_model.hpp). tapegrad reads
+// no Hugging Face tokenizer yet, so such a model takes its prompt as token ids and prints ids.
 //
 // The prompt runs once, then one token per step on a KV cache (TransformerLM::generate); the
 // last line gives the generation speed. A model with learned positions (train_lm's default)
@@ -21,7 +25,8 @@
 using namespace tapegrad;
 
 int main(int argc, char** argv) {
-  std::string checkpoint = "train_lm.tgc", prompt = "The ";
+  std::string checkpoint = "train_lm.tgc", prompt = "The ", hf_dir;
+  std::vector<std::int64_t> prompt_token_ids;
   std::int64_t tokens = 200, top_k = 40;
   double temperature = 0.8, top_p = 1.0;
   std::vector<std::string> stops;
@@ -29,6 +34,10 @@ int main(int argc, char** argv) {
   CLI::App app{"Generate text from a train_lm checkpoint."};
   app.add_option("--checkpoint", checkpoint, "checkpoint written by train_lm")->check(CLI::ExistingFile);
   app.add_option("--prompt", prompt, "text to continue (must not be empty)");
+  app.add_option("--hf", hf_dir, "a Hugging Face model folder (config.json + model.safetensors) instead of "
+                 "--checkpoint; needs --prompt-ids")->check(CLI::ExistingDirectory);
+  app.add_option("--prompt-ids", prompt_token_ids, "the prompt as token ids, e.g. 1,2,3 (with --hf)")
+      ->delimiter(',')->check(cli::non_negative);
   app.add_option("--tokens", tokens, "tokens to generate")->check(cli::non_negative);
   app.add_option("--temperature", temperature, "0: greedy")->check(cli::non_negative);
   app.add_option("--top-k", top_k, "sample among the k most likely tokens (0: all)")->check(cli::non_negative);
@@ -38,11 +47,22 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "sampling seed");
   CLI11_PARSE(app, argc, argv);
   try {
-    const auto model = io::load_model<nn::TransformerLM>(checkpoint);  // the file alone describes the model
-    const auto tokenizer = data::load_tokenizer(lm::tokenizer_path(checkpoint));
-    const std::vector<data::TokenId> ids = tokenizer->encode(prompt);
-    if (ids.empty()) throw ValueError("the prompt encodes to no tokens");
-    std::vector<std::int64_t> prompt_ids(ids.begin(), ids.end());
+    if (hf_dir.empty() != prompt_token_ids.empty()) throw ValueError("--hf and --prompt-ids go together");
+    const bool hf = !hf_dir.empty();
+    // the file alone describes the model
+    const auto model = hf ? io::load_hf_model(hf_dir) : io::load_model<nn::TransformerLM>(checkpoint);
+    const auto tokenizer = hf ? nullptr : data::load_tokenizer(lm::tokenizer_path(checkpoint));
+    std::vector<std::int64_t> prompt_ids = prompt_token_ids;
+    if (!hf) {
+      const std::vector<data::TokenId> ids = tokenizer->encode(prompt);
+      if (ids.empty()) throw ValueError("the prompt encodes to no tokens");
+      prompt_ids.assign(ids.begin(), ids.end());
+    }
+    for (const std::int64_t id : prompt_ids)
+      if (id >= model->config.vocab_size)
+        throw ValueError("--prompt-ids: " + std::to_string(id) + " is not below the vocabulary size " +
+                         std::to_string(model->config.vocab_size));
+    if (hf && !stops.empty()) throw ValueError("--stop needs a tokenizer; --hf models have none here");
     Generator gen(seed);
     nn::GenerateOptions g;
     g.temperature = temperature;
@@ -65,7 +85,13 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     const Tensor out = model->generate(Tensor::from_vector(prompt_ids, {1, P}), tokens, g);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    std::printf("%s\n", tokenizer->decode_tensor(out).c_str());
+    if (hf) {
+      const std::vector<std::int64_t> all = out.to_vector<std::int64_t>();
+      for (std::size_t i = 0; i < all.size(); ++i) std::printf("%s%lld", i ? "," : "", static_cast<long long>(all[i]));
+      std::printf("\n");
+    } else {
+      std::printf("%s\n", tokenizer->decode_tensor(out).c_str());
+    }
     const std::int64_t generated = out.size(1) - P;
     std::printf("generated %lld tokens in %.3f s (%.1f tokens/s)\n", static_cast<long long>(generated), seconds,
                 seconds > 0 ? static_cast<double>(generated) / seconds : 0.0);

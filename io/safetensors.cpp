@@ -7,6 +7,7 @@
 
 #include "codec.hpp"
 #include "file.hpp"
+#include "half.hpp"
 #include "json.hpp"
 #include "names.hpp"
 
@@ -29,7 +30,9 @@ const char* safetensors_dtype(DType dtype) {
 // A tensor entry of the header, validated, before any allocation.
 struct Entry {
   std::string name;
-  DType dtype{};
+  DType dtype{};              // of the tensor tapegrad makes
+  std::size_t file_bytes = 0;  // per element in the file: size_of(dtype), or 2 for F16/BF16
+  bool bf16 = false, f16 = false;
   Shape shape;
   std::uint64_t begin = 0, end = 0;
 };
@@ -55,8 +58,11 @@ Entry parse_entry(const std::string& name, const json::Value& info, std::uint64_
   if (dtype->text == "F32") e.dtype = DType::float32;
   else if (dtype->text == "F64") e.dtype = DType::float64;
   else if (dtype->text == "I64") e.dtype = DType::int64;
+  else if (dtype->text == "F16") e.dtype = DType::float32, e.f16 = true;
+  else if (dtype->text == "BF16") e.dtype = DType::float32, e.bf16 = true;
   else
-    throw FormatError(what + " has dtype " + printable(dtype->text) + "; tapegrad reads F32, F64 and I64");
+    throw FormatError(what + " has dtype " + printable(dtype->text) + "; tapegrad reads F32, F64, I64, F16 and BF16");
+  e.file_bytes = (e.f16 || e.bf16) ? 2 : size_of(e.dtype);
 
   if (shape->kind != json::Value::Kind::array) throw FormatError(what + ": \"shape\" must be an array");
   if (shape->items.size() > detail::kMaxDims) throw FormatError(what + " has more than 32 dims");
@@ -75,7 +81,7 @@ Entry parse_entry(const std::string& name, const json::Value& info, std::uint64_
   if (e.begin > e.end || e.end > data_size)
     throw FormatError(what + " has data_offsets [" + std::to_string(e.begin) + ", " + std::to_string(e.end) +
                       "] outside the " + std::to_string(data_size) + " data bytes");
-  const std::uint64_t nbytes = static_cast<std::uint64_t>(numel) * size_of(e.dtype);  // <= 2^51
+  const std::uint64_t nbytes = static_cast<std::uint64_t>(numel) * e.file_bytes;  // <= 2^51
   if (e.end - e.begin != nbytes)
     throw FormatError(what + " of shape " + shape_str(e.shape) + " and dtype " + dtype->text + " needs " +
                       std::to_string(nbytes) + " bytes, its data_offsets span " + std::to_string(e.end - e.begin));
@@ -84,7 +90,8 @@ Entry parse_entry(const std::string& name, const json::Value& info, std::uint64_
 
 }  // namespace
 
-std::string encode_safetensors(const StateDict& state, const SafetensorsMetadata& metadata) {
+std::string encode_safetensors(const StateDict& state, const SafetensorsMetadata& metadata,
+                               SafetensorsFloat float32_as) {
   std::string header = "{";
   if (!metadata.empty()) {
     header += json::quote(kMetadataKey) + ":{";
@@ -107,8 +114,10 @@ std::string encode_safetensors(const StateDict& state, const SafetensorsMetadata
     if (!dtype)
       throw DTypeError("save_safetensors: tensor " + printable(name) + " has dtype " + dtype_name(t.dtype()) +
                        "; tapegrad writes float32, float64 and int64");
+    const bool narrow = t.dtype() == DType::float32 && float32_as != SafetensorsFloat::f32;
+    if (narrow) dtype = float32_as == SafetensorsFloat::f16 ? "F16" : "BF16";
     values.push_back(detail::contiguous_values(t));
-    const std::uint64_t nbytes = static_cast<std::uint64_t>(t.numel()) * size_of(t.dtype());
+    const std::uint64_t nbytes = static_cast<std::uint64_t>(t.numel()) * (narrow ? 2 : size_of(t.dtype()));
     std::string dims;
     for (std::int64_t d : t.shape()) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     header += json::quote(name) + ":{\"dtype\":\"" + dtype + "\",\"shape\":[" + dims + "],\"data_offsets\":[" +
@@ -124,8 +133,18 @@ std::string encode_safetensors(const StateDict& state, const SafetensorsMetadata
   std::memcpy(bytes.data(), &header_size, 8);
   bytes.reserve(8 + header.size() + offset);
   bytes += header;
-  for (const Tensor& v : values)
+  for (const Tensor& v : values) {
+    if (v.dtype() == DType::float32 && float32_as != SafetensorsFloat::f32) {
+      const float* x = static_cast<const float*>(v.raw_data());
+      for (std::int64_t i = 0; i < v.numel(); ++i) {
+        const std::uint16_t h = float32_as == SafetensorsFloat::f16 ? float_to_f16(x[i]) : float_to_bf16(x[i]);
+        const char le[2] = {static_cast<char>(h & 0xff), static_cast<char>(h >> 8)};  // little-endian
+        bytes.append(le, 2);
+      }
+      continue;
+    }
     bytes.append(static_cast<const char*>(v.raw_data()), static_cast<std::size_t>(v.numel()) * size_of(v.dtype()));
+  }
   return bytes;
 }
 
@@ -186,14 +205,24 @@ SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& so
 
   for (const Entry& e : entries) {  // all checked: now allocate and copy
     Tensor t = Tensor::empty(e.shape, e.dtype);
-    std::memcpy(t.raw_data(), data.data() + e.begin, e.end - e.begin);
+    if (e.f16 || e.bf16) {  // widen each little-endian 16-bit value exactly to float32
+      const auto* src = reinterpret_cast<const unsigned char*>(data.data() + e.begin);
+      float* dst = static_cast<float*>(t.raw_data());
+      for (std::uint64_t i = 0; i < (e.end - e.begin) / 2; ++i) {
+        const auto h = static_cast<std::uint16_t>(src[2 * i] | (src[2 * i + 1] << 8));
+        dst[i] = e.f16 ? f16_to_float(h) : bf16_to_float(h);
+      }
+    } else {
+      std::memcpy(t.raw_data(), data.data() + e.begin, e.end - e.begin);
+    }
     file.tensors.insert(e.name, std::move(t));
   }
   return file;
 }
 
-void save_safetensors(const StateDict& state, const std::string& path, const SafetensorsMetadata& metadata) {
-  write_file_atomic(path, encode_safetensors(state, metadata));
+void save_safetensors(const StateDict& state, const std::string& path, const SafetensorsMetadata& metadata,
+                      SafetensorsFloat float32_as) {
+  write_file_atomic(path, encode_safetensors(state, metadata, float32_as));
 }
 
 SafetensorsFile load_safetensors(const std::string& path) { return decode_safetensors(read_file(path), path); }

@@ -6,7 +6,9 @@
 //            "0.weight": {"dtype": "F32", "shape": [4, 3], "data_offsets": [0, 48]}, ...}
 //
 // data_offsets are [begin, end) byte offsets into the data after the header. tapegrad reads
-// and writes the dtypes F32, F64 and I64; the names are state_dict() names, which are
+// and writes the dtypes F32, F64 and I64. It also reads F16 and BF16, the dtypes of most Hugging
+// Face checkpoints, widening them exactly to float32 tensors, and on request writes float32
+// tensors as F16 or BF16, rounded to nearest even (io/half.hpp); the names are state_dict() names, which are
 // PyTorch's for the same model structure. Python reads the files with
 // safetensors.torch.load_file (tests/reference/make_safetensors_reference.py does it by hand).
 //
@@ -16,6 +18,7 @@
 // over). Everything is checked before any tensor is allocated; bad input throws FormatError.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,11 +41,16 @@ struct SafetensorsFile {
 // only when not empty), compact JSON, padded with spaces to a multiple of 8 bytes, then the
 // tensors' bytes in the same order. Throws ValueError (bad or reserved name, duplicate
 // metadata key) or DTypeError.
-std::string encode_safetensors(const StateDict& state, const SafetensorsMetadata& metadata = {});
+// float32_as: how float32 tensors are stored (F32 exactly, or rounded to F16/BF16); the other
+// dtypes are always stored as they are.
+enum class SafetensorsFloat : std::uint8_t { f32, f16, bf16 };
+std::string encode_safetensors(const StateDict& state, const SafetensorsMetadata& metadata = {},
+                               SafetensorsFloat float32_as = SafetensorsFloat::f32);
 SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& source = "<memory>");
 
 // encode + write_file_atomic; read_file + decode.
-void save_safetensors(const StateDict& state, const std::string& path, const SafetensorsMetadata& metadata = {});
+void save_safetensors(const StateDict& state, const std::string& path, const SafetensorsMetadata& metadata = {},
+                      SafetensorsFloat float32_as = SafetensorsFloat::f32);
 SafetensorsFile load_safetensors(const std::string& path);
 
 }  // namespace tapegrad::io

@@ -3,6 +3,7 @@
 # UndefinedBehaviorSanitizer) and runs each for a bounded time over its seed corpus:
 #   fuzz_load_checkpoint    io::decode (binary and JSON checkpoints)
 #   fuzz_load_safetensors   io::decode_safetensors (and the JSON parser of io/json.hpp)
+#   fuzz_load_hf_config     io::HfConfig and the GPT-2/LLaMA config.json readers (io/hf_*.hpp)
 #
 #   bash scripts/fuzz.sh                 30 s per target
 #   FUZZ_SECONDS=600 bash scripts/fuzz.sh
@@ -84,7 +85,7 @@ rm -f "$build/libtapegrad_fuzz.a"
 ar rcs "$build/libtapegrad_fuzz.a" "$build"/obj/*.o
 
 # kind of input each target reads (the corpus folders are named after it)
-declare -A kinds=([fuzz_load_checkpoint]=checkpoint [fuzz_load_safetensors]=safetensors)
+declare -A kinds=([fuzz_load_checkpoint]=checkpoint [fuzz_load_safetensors]=safetensors [fuzz_load_hf_config]=hf_config)
 for target in "${!kinds[@]}"; do
   echo "=== fuzz.sh: linking $target"
   # shellcheck disable=SC2046  # pkg-config prints several words on purpose
@@ -100,12 +101,13 @@ if [[ -z ${ASAN_SYMBOLIZER_PATH:-} ]] && command -v llvm-symbolizer > /dev/null;
   ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer)
 fi
 failed=()
-for target in fuzz_load_checkpoint fuzz_load_safetensors; do
+for target in fuzz_load_checkpoint fuzz_load_safetensors fuzz_load_hf_config; do
   kind=${kinds[$target]}
   corpus="$build/corpus/$target"
   crashes="$build/crashes/$target"
   mkdir -p "$corpus" "$crashes"
   [[ $kind == safetensors ]] && cp tests/reference/torch_model.safetensors "$corpus/"
+  [[ $kind == safetensors ]] && cp tests/reference/hf_gpt2_tiny/model.safetensors "$corpus/hf_gpt2.safetensors"
   echo "=== fuzz.sh: $target for $seconds s"
   # -malloc_limit_mb: any single allocation above it is a finding (inputs are at most
   # -max_len bytes, so a loader that allocates hundreds of MiB believed a size it should not).

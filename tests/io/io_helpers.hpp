@@ -39,6 +39,7 @@ class ScratchDir {
   ScratchDir& operator=(const ScratchDir&) = delete;
 
   std::string file(const std::string& name) const { return (path_ / name).string(); }
+  std::string path() const { return path_.string(); }
   // Names of the entries in the directory, sorted.
   std::vector<std::string> entries() const {
     std::vector<std::string> names;
@@ -114,6 +115,13 @@ struct ByteWriter {
     return *this;
   }
 };
+
+// A safetensors file put together by hand: u64 header length, the header text, the data bytes.
+inline std::string craft_safetensors(const std::string& header, const std::string& data = "") {
+  ByteWriter w;
+  w.u64(header.size()).raw(header).raw(data);
+  return w.bytes;
+}
 
 // A binary checkpoint around `payload` with a correct header (magic, version, CRC, size), so
 // that the loader gets past the checksum and has to catch the problem in the payload itself.

@@ -291,3 +291,16 @@ TEST_CASE("bad files: the corpus of fuzzer findings gives FormatError", "[io][ba
   }
   CHECK(files > 0);
 }
+
+TEST_CASE("bad files: the hf_config corpus is refused by both config.json readers", "[io][bad_files][corpus][hf]") {
+  namespace fs = std::filesystem;
+  int files = 0;
+  for (const auto& entry : fs::directory_iterator(fs::path(corpus_dir()) / "hf_config")) {
+    ++files;
+    const std::string text = testing::read_bytes(entry.path().string());
+    INFO(entry.path().filename().string());
+    REQUIRE_THROWS_AS(io::gpt2_config_from_hf(io::HfConfig::parse(text, "config.json")), io::FormatError);
+    REQUIRE_THROWS_AS(io::llama_config_from_hf(io::HfConfig::parse(text, "config.json")), io::FormatError);
+  }
+  CHECK(files > 0);
+}

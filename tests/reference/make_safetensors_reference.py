@@ -79,6 +79,16 @@ def write_safetensors(path, tensors, metadata):
             f.write(data)
 
 
+def write_hf_folder(folder, config, tensors):
+    """A Hugging Face model folder as tapegrad's exporters write it: config.json as
+    PretrainedConfig.to_json_file (json.dumps, indent=2, sorted keys) and model.safetensors with
+    save_pretrained's {"format": "pt"} metadata. tensors: list of (name, tensor)."""
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        f.write(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    write_safetensors(os.path.join(folder, "model.safetensors"), tensors, {"format": "pt"})
+
+
 def read_safetensors(path):
     """Returns (list of (name, tensor) in data order, metadata dict)."""
     with open(path, "rb") as f:
