@@ -1,7 +1,7 @@
 // tokenizer_file.hpp — the line format shared by the tokenizer files (internal to data/).
 //
 //   tapegrad-tokenizer 1        magic and format version
-//   type char                   or bpe
+//   type char                   or bpe, or gpt2
 //   ...                         the type's own lines, one record per line
 //   end
 //
@@ -17,6 +17,7 @@
 namespace tapegrad::data {
 class BpeTokenizer;
 class CharTokenizer;
+class Gpt2Tokenizer;
 }  // namespace tapegrad::data
 
 namespace tapegrad::data::detail {
@@ -57,6 +58,7 @@ class TokenizerFileReader {
 // The lines after `type`, up to `end`, of each tokenizer type (in tokenizer.cpp and bpe.cpp).
 CharTokenizer read_char_body(TokenizerFileReader& reader);
 BpeTokenizer read_bpe_body(TokenizerFileReader& reader);
+Gpt2Tokenizer read_gpt2_body(TokenizerFileReader& reader);  // in gpt2_tokenizer.cpp
 
 // "tapegrad-tokenizer 1\ntype <type>\n"
 std::string tokenizer_file_header(std::string_view type);
