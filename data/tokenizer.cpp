@@ -129,6 +129,10 @@ CharTokenizer CharTokenizer::load(const std::string& path) {
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   detail::TokenizerFileReader reader(path);
+  return detail::read_tokenizer(reader);
+}
+
+std::unique_ptr<Tokenizer> detail::read_tokenizer(TokenizerFileReader& reader) {
   const std::string type = reader.read_type();
   if (type == "char") return std::make_unique<CharTokenizer>(detail::read_char_body(reader));
   if (type == "bpe") return std::make_unique<BpeTokenizer>(detail::read_bpe_body(reader));

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tapegrad::data {
 class BpeTokenizer;
+class Tokenizer;
 class CharTokenizer;
 class Gpt2Tokenizer;
 }  // namespace tapegrad::data
@@ -59,6 +61,10 @@ class TokenizerFileReader {
 CharTokenizer read_char_body(TokenizerFileReader& reader);
 BpeTokenizer read_bpe_body(TokenizerFileReader& reader);
 Gpt2Tokenizer read_gpt2_body(TokenizerFileReader& reader);  // in gpt2_tokenizer.cpp
+
+// The tokenizer of any type, after the header: load_tokenizer() on a reader (in tokenizer.cpp;
+// fuzz/fuzz_load_tokenizer.cpp reads from memory through it).
+std::unique_ptr<Tokenizer> read_tokenizer(TokenizerFileReader& reader);
 
 // "tapegrad-tokenizer 1\ntype <type>\n"
 std::string tokenizer_file_header(std::string_view type);

@@ -3,6 +3,9 @@
 # UndefinedBehaviorSanitizer) and runs each for a bounded time over its seed corpus:
 #   fuzz_load_checkpoint    io::decode (binary and JSON checkpoints)
 #   fuzz_load_safetensors   io::decode_safetensors (and the JSON parser of io/json.hpp)
+#   fuzz_load_gpt2_vocab    GPT-2's vocab.json (data::Gpt2Tokenizer::from_strings)
+#   fuzz_load_gpt2_merges   GPT-2's merges.txt, with tests/reference/gpt2_bpe/vocab.json
+#   fuzz_load_tokenizer     the tokenizer files of data/ (load_tokenizer: char, bpe, gpt2)
 #
 #   bash scripts/fuzz.sh                 30 s per target
 #   FUZZ_SECONDS=600 bash scripts/fuzz.sh
@@ -25,7 +28,7 @@ build_only=0
 for arg in "$@"; do
   case $arg in
     --build-only) build_only=1 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -85,11 +88,12 @@ ar rcs "$build/libtapegrad_fuzz.a" "$build"/obj/*.o
 
 # kind of input each target reads (the corpus folders are named after it)
 declare -A kinds=([fuzz_load_checkpoint]=checkpoint [fuzz_load_safetensors]=safetensors)
+kinds+=([fuzz_load_gpt2_vocab]=gpt2_vocab [fuzz_load_gpt2_merges]=gpt2_merges [fuzz_load_tokenizer]=tokenizer)
 for target in "${!kinds[@]}"; do
   echo "=== fuzz.sh: linking $target"
   # shellcheck disable=SC2046  # pkg-config prints several words on purpose
   "$cxx" "${flags[@]}" -fsanitize=fuzzer -I"$build/include" -isystem "$build/omp" "fuzz/$target.cpp" \
-    "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas) -lgomp -o "$build/$target"
+    "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas libpcre2-8) -lgomp -o "$build/$target"
 done
 [[ $build_only -eq 1 ]] && exit 0
 
@@ -100,7 +104,8 @@ if [[ -z ${ASAN_SYMBOLIZER_PATH:-} ]] && command -v llvm-symbolizer > /dev/null;
   ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer)
 fi
 failed=()
-for target in fuzz_load_checkpoint fuzz_load_safetensors; do
+for target in fuzz_load_checkpoint fuzz_load_safetensors \
+              fuzz_load_gpt2_vocab fuzz_load_gpt2_merges fuzz_load_tokenizer; do
   kind=${kinds[$target]}
   corpus="$build/corpus/$target"
   crashes="$build/crashes/$target"
