@@ -2,7 +2,9 @@
 // vocab.json / merges.txt loaders and its tapegrad tokenizer file ("type gpt2").
 #include "gpt2_tokenizer.hpp"
 
+#include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "../io/errors.hpp"
 #include "../io/file.hpp"
@@ -178,7 +180,7 @@ std::vector<std::string> read_vocab_json(std::string_view text, const std::strin
     const std::string& key = root.keys[i];
     const std::string entry = "'" + source + "': entry " + std::to_string(i) + " ('" + printable(key) + "')";
     if (root.items[i].kind != io::json::Value::Kind::number)
-      throw io::FormatError(entry + ": the id is a " + io::json::kind_name(root.items[i].kind) +
+      throw io::FormatError(entry + ": the id is " + io::json::kind_name(root.items[i].kind) +
                             ", not an integer");
     const std::uint64_t id = io::json::to_uint64(root.items[i], entry);
     if (id >= n)

@@ -6,6 +6,7 @@
 // scripts/fuzz.sh from the repository root; seeds in tests/io/corpus/seeds/gpt2_merges/.
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include <tapegrad/data/gpt2_tokenizer.hpp>

@@ -6,6 +6,7 @@
 // by scripts/fuzz.sh; seeds in tests/io/corpus/seeds/gpt2_vocab/.
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 
 #include <tapegrad/data/gpt2_tokenizer.hpp>

@@ -6,6 +6,8 @@
 // Built and run by scripts/fuzz.sh; seeds in tests/io/corpus/seeds/tokenizer/.
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
+#include <vector>
 #include <string>
 
 #include <tapegrad/data/tokenizer.hpp>

@@ -147,7 +147,7 @@ TEST_CASE("gpt2 tokenizer: save and load_tokenizer read it back", "[data][gpt2]"
   };
   std::string bad_hex = good;
   bad_hex.replace(bad_hex.find("\n21\n") + 1, 2, "zz");  // token 0, '!'
-  REQUIRE_THROWS_WITH(load_tokenizer(damaged(bad_hex)), Catch::Contains("bad.tok:4") &&
+  REQUIRE_THROWS_WITH(load_tokenizer(damaged(bad_hex)), Catch::Contains("bad.tok', line 4: token 0") &&
                                                             Catch::Contains("expected lowercase hex bytes"));
   std::string bad_merge = good;
   bad_merge.replace(bad_merge.find("merges 200\n") + 11, 0, "0 0\n");
@@ -180,7 +180,7 @@ TEST_CASE("gpt2 tokenizer: damaged vocab.json and merges.txt name the problem", 
   };
   using Catch::Contains;
   CHECK_THAT(vocab_error("{\"a\": 0,}"), Contains("'v.json'"));
-  CHECK_THAT(vocab_error("[1, 2]"), Contains("expected a JSON object {token: id}, got array"));
+  CHECK_THAT(vocab_error("[1, 2]"), Contains("expected a JSON object {token: id}, got an array"));
   CHECK_THAT(vocab_error("{\"a\": \"0\"}"), Contains("entry 0 ('a'): the id is a string, not an integer"));
   CHECK_THAT(vocab_error("{\"a\": -1}"), Contains("entry 0 ('a')"));
   CHECK_THAT(vocab_error("{\"a\": 1.5}"), Contains("entry 0 ('a')"));
