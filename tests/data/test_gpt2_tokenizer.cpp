@@ -100,6 +100,15 @@ TEST_CASE("gpt2 pretokenize: invalid UTF-8 bytes become pieces of their own", "[
   }
 }
 
+TEST_CASE("gpt2 pretokenize: long runs match in one piece (no PCRE2 stack limit)", "[data][gpt2]") {
+  const std::string spaces(200000, ' ');
+  const std::string letters(200000, 'x');
+  CHECK(gpt2_pretokenize(spaces + "a") == std::vector<std::string_view>{spaces.substr(1), " a"});
+  CHECK(gpt2_pretokenize(letters + "\n").size() == 2);
+  const std::string text = spaces + letters + "Ωμέγα " + letters;
+  CHECK(reference_tokenizer().decode(reference_tokenizer().encode(text)) == text);
+}
+
 TEST_CASE("gpt2 tokenizer: encode matches GPT-2's encoder.py on the reference corpus", "[data][gpt2]") {
   const Gpt2Tokenizer& tok = reference_tokenizer();
   CHECK(tok.name() == "gpt2");
