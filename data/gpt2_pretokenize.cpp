@@ -13,9 +13,12 @@ namespace tapegrad::data {
 
 namespace {
 
-// encoder.py's pattern, character for character.
+// encoder.py's pattern, with \s spelled \p{White_Space} (and \S \P{White_Space}): that is
+// what the `regex` module's \s matches in a str pattern, while PCRE2's \s (UCP) also matches
+// U+180E MONGOLIAN VOWEL SEPARATOR, a space before Unicode 6.3. The test corpus checks both.
 constexpr std::string_view kPattern =
-    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
+    R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\p{White_Space}\p{L}\p{N}]+|)"
+    R"(\p{White_Space}+(?!\P{White_Space})|\p{White_Space}+)";
 
 struct CodeDeleter {
   void operator()(pcre2_code* code) const { pcre2_code_free(code); }
@@ -25,8 +28,8 @@ struct MatchDataDeleter {
 };
 
 // Compiled once, on first use (thread-safe static initialization); read-only afterwards, so
-// threads share it. PCRE2_UTF: code points, not bytes. PCRE2_UCP: \s, \d... by Unicode
-// properties, as Python's `regex` module does for str patterns. PCRE2_MATCH_INVALID_UTF:
+// threads share it. PCRE2_UTF: code points, not bytes. PCRE2_UCP: classes and case by
+// Unicode properties, as Python's `regex` module does for str patterns. PCRE2_MATCH_INVALID_UTF:
 // invalid UTF-8 never matches and is skipped instead of being undefined behaviour (the
 // alternative, validating first and passing PCRE2_NO_UTF_CHECK, would reject such input).
 pcre2_code* compiled_pattern() {

@@ -3,6 +3,7 @@
 //
 //   's|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+
 //
+// (\s written \p{White_Space}, which is what the `regex` module GPT-2 uses means by \s)
 // matched with PCRE2 (Unicode classes; JIT-compiled where PCRE2 has a JIT), the one file of
 // the library that includes pcre2.h. Not a hand-written matcher: \p{L} and \p{N} are
 // Unicode's letter and number classes, which only a Unicode library tracks correctly.

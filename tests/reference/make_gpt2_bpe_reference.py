@@ -146,6 +146,9 @@ TEST = TRAIN + [
     "Tabs\tand\r\nwindows\r\nline endings",
     "Non-breaking\u00a0space and\u2003em space and\u3000ideographic space",
     "zero\u200bwidth and soft\u00adhyphen",
+    # Unicode's White_Space and not: which of these \\s matches (PCRE2's \\s differs on U+180E).
+    "x" + "".join(chr(c) * 2 + "y" for c in [0x9, 0xB, 0xC, 0x1C, 0x1F, 0x85, 0xA0, 0x1680, 0x180E,
+                                            0x2000, 0x200B, 0x2028, 0x2029, 0x202F, 0x205F, 0xFEFF, 0x3000]),
     "Ünïcödé mixed with ASCII and 数字123",
     "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
     "the lazy dog's café in Москва had 1234567890 visitors 😀",
