@@ -73,13 +73,16 @@ int omp_get_thread_num(void);
 void omp_set_num_threads(int);
 }
 OMP
+# autograd/build_info.cpp includes the header that CMake generates at build time.
+cmake -DSOURCE_DIR="$PWD" -DOUTPUT="$build/generated/tapegrad_build_id.h" -DVERSION=fuzz "-DCOMPILER=$cxx" \
+  -DBUILD_TYPE=fuzz "-DOPTIONS=ASan UBSan libFuzzer" -P cmake/build_id.cmake
 mapfile -t sources < <(find autograd nn optim data io training -name '*.cpp' 2> /dev/null | sort)
 echo "=== fuzz.sh: compiling ${#sources[@]} library sources with $cxx"
 export cxx build
 # shellcheck disable=SC2016  # expanded by the inner shell
 printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
   'src=$1; shift; "$cxx" "$@" -c "$src" -o "$build/obj/$(echo "$src" | tr / _).o"' _ {} \
-  "${flags[@]}" -fsanitize=fuzzer-no-link -I"$build/include" -isystem "$build/omp" 2> "$build/compile.log" || {
+  "${flags[@]}" -fsanitize=fuzzer-no-link -I"$build/include" -I"$build/generated" -isystem "$build/omp" 2> "$build/compile.log" || {
   grep -E "error" -A3 "$build/compile.log" >&2
   exit 1
 }
