@@ -227,14 +227,7 @@ TEST_CASE("gpt2 tokenizer: the example of docs/data.md", "[data][gpt2][docs]") {
   const std::string dir = kDir;
   DataScratchDir scratch;
   const std::string path = scratch.file("gpt2.tok");
-  // BEGIN docs/data.md GPT-2's tokenizer
-  auto gpt2 = Gpt2Tokenizer::from_files(dir + "vocab.json", dir + "merges.txt");
-  std::vector<TokenId> ids = gpt2.encode("the lazy dog's café");
-  std::string text = gpt2.decode(ids);  // "the lazy dog's café" again
-  std::vector<std::string_view> pieces = gpt2_pretokenize("I'm  here 123!!");
-  // pieces: "I", "'m", " ", " here", " 123", "!!"
-  gpt2.save(path);  // a "type gpt2" tokenizer file: load_tokenizer(path) reads it back
-  // END
+#include "../../docs/snippets/data_gpt2.inc"
   CHECK(text == "the lazy dog's café");
   CHECK(ids.size() < text.size());
   CHECK(pieces == std::vector<std::string_view>{"I", "'m", " ", " here", " 123", "!!"});
