@@ -7,6 +7,7 @@
 #include "../io/errors.hpp"
 #include "../io/file.hpp"
 #include "bpe.hpp"
+#include "gpt2_tokenizer.hpp"
 #include "tokenizer_file.hpp"
 
 namespace tapegrad::data {
@@ -128,10 +129,15 @@ CharTokenizer CharTokenizer::load(const std::string& path) {
 
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path) {
   detail::TokenizerFileReader reader(path);
+  return detail::read_tokenizer(reader);
+}
+
+std::unique_ptr<Tokenizer> detail::read_tokenizer(TokenizerFileReader& reader) {
   const std::string type = reader.read_type();
   if (type == "char") return std::make_unique<CharTokenizer>(detail::read_char_body(reader));
   if (type == "bpe") return std::make_unique<BpeTokenizer>(detail::read_bpe_body(reader));
-  reader.fail("unknown tokenizer type '" + type + "' (expected char or bpe)");
+  if (type == "gpt2") return std::make_unique<Gpt2Tokenizer>(detail::read_gpt2_body(reader));
+  reader.fail("unknown tokenizer type '" + type + "' (expected char, bpe or gpt2)");
 }
 
 // ---------------------------------------------------------------- the file reader

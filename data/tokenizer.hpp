@@ -39,7 +39,7 @@ class Tokenizer {
   virtual std::int64_t vocab_size() const = 0;
   // Writes the tokenizer file atomically (io::write_file_atomic).
   virtual void save(const std::string& path) const = 0;
-  // "char" or "bpe": the `type` line of the file.
+  // "char", "bpe" or "gpt2": the `type` line of the file.
   virtual std::string name() const = 0;
 
   // encode() as an int64 tensor of shape (1, n): a batch of one row, as a prompt.
@@ -76,7 +76,7 @@ class CharTokenizer : public Tokenizer {
   std::array<TokenId, 256> id_of_{};
 };
 
-// Reads any tokenizer file written by save(): a CharTokenizer or a BpeTokenizer.
+// Reads any tokenizer file written by save(): a CharTokenizer, BpeTokenizer or Gpt2Tokenizer.
 std::unique_ptr<Tokenizer> load_tokenizer(const std::string& path);
 
 }  // namespace tapegrad::data

@@ -1,7 +1,7 @@
 // tokenizer_file.hpp — the line format shared by the tokenizer files (internal to data/).
 //
 //   tapegrad-tokenizer 1        magic and format version
-//   type char                   or bpe
+//   type char                   or bpe, or gpt2
 //   ...                         the type's own lines, one record per line
 //   end
 //
@@ -10,13 +10,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 namespace tapegrad::data {
 class BpeTokenizer;
+class Tokenizer;
 class CharTokenizer;
+class Gpt2Tokenizer;
 }  // namespace tapegrad::data
 
 namespace tapegrad::data::detail {
@@ -57,6 +60,11 @@ class TokenizerFileReader {
 // The lines after `type`, up to `end`, of each tokenizer type (in tokenizer.cpp and bpe.cpp).
 CharTokenizer read_char_body(TokenizerFileReader& reader);
 BpeTokenizer read_bpe_body(TokenizerFileReader& reader);
+Gpt2Tokenizer read_gpt2_body(TokenizerFileReader& reader);  // in gpt2_tokenizer.cpp
+
+// The tokenizer of any type, after the header: load_tokenizer() on a reader (in tokenizer.cpp;
+// fuzz/fuzz_load_tokenizer.cpp reads from memory through it).
+std::unique_ptr<Tokenizer> read_tokenizer(TokenizerFileReader& reader);
 
 // "tapegrad-tokenizer 1\ntype <type>\n"
 std::string tokenizer_file_header(std::string_view type);

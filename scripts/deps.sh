@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # deps.sh — installs the Debian 12 packages tapegrad needs, when some are missing, and no more.
 #   bash scripts/deps.sh           what the main job builds with (scripts/train.sh): a compiler,
-#                                  CMake, OpenBLAS, cereal, CLI11
+#                                  CMake, OpenBLAS, cereal, CLI11, PCRE2
 #   bash scripts/deps.sh --tests   and what the tests add (scripts/test.sh): Catch2, Google
 #                                  Benchmark, Open MPI, clang-16 with libFuzzer, chromium
 # TAPEGRAD_NO_FUZZ=1 leaves clang out (no fuzz stage), TAPEGRAD_NO_CHROMIUM=1 chromium.
@@ -11,7 +11,10 @@
 set -euo pipefail
 shopt -s extglob
 
-packages=(build-essential cmake pkg-config libopenblas-openmp-dev libcereal-dev libcli11-dev)
+# libpcre2-dev: the Unicode classes (\p{L}, \p{N}) of GPT-2's pre-tokenization pattern
+# (data/gpt2_tokenizer.cpp).
+packages=(build-essential cmake pkg-config libopenblas-openmp-dev libcereal-dev libcli11-dev
+          libpcre2-dev)
 for arg in "$@"; do
   case $arg in
     --tests)

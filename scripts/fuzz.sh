@@ -4,6 +4,9 @@
 #   fuzz_load_checkpoint    io::decode (binary and JSON checkpoints)
 #   fuzz_load_safetensors   io::decode_safetensors (and the JSON parser of io/json.hpp)
 #   fuzz_load_hf_config     io::HfConfig and the GPT-2/LLaMA config.json readers (io/hf_*.hpp)
+#   fuzz_load_gpt2_vocab    GPT-2's vocab.json (data::Gpt2Tokenizer::from_strings)
+#   fuzz_load_gpt2_merges   GPT-2's merges.txt, with tests/reference/gpt2_bpe/vocab.json
+#   fuzz_load_tokenizer     the tokenizer files of data/ (load_tokenizer: char, bpe, gpt2)
 #
 #   bash scripts/fuzz.sh                 30 s per target
 #   FUZZ_SECONDS=600 bash scripts/fuzz.sh
@@ -26,7 +29,7 @@ build_only=0
 for arg in "$@"; do
   case $arg in
     --build-only) build_only=1 ;;
-    -h | --help) sed -n '2,18p' "$0"; exit 0 ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "fuzz.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -71,13 +74,16 @@ int omp_get_thread_num(void);
 void omp_set_num_threads(int);
 }
 OMP
+# autograd/build_info.cpp includes the header that CMake generates at build time.
+cmake -DSOURCE_DIR="$PWD" -DOUTPUT="$build/generated/tapegrad_build_id.h" -DVERSION=fuzz "-DCOMPILER=$cxx" \
+  -DBUILD_TYPE=fuzz "-DOPTIONS=ASan UBSan libFuzzer" -P cmake/build_id.cmake
 mapfile -t sources < <(find autograd nn optim data io training -name '*.cpp' 2> /dev/null | sort)
 echo "=== fuzz.sh: compiling ${#sources[@]} library sources with $cxx"
 export cxx build
 # shellcheck disable=SC2016  # expanded by the inner shell
 printf '%s\n' "${sources[@]}" | xargs -P "$(nproc)" -I{} sh -c \
   'src=$1; shift; "$cxx" "$@" -c "$src" -o "$build/obj/$(echo "$src" | tr / _).o"' _ {} \
-  "${flags[@]}" -fsanitize=fuzzer-no-link -I"$build/include" -isystem "$build/omp" 2> "$build/compile.log" || {
+  "${flags[@]}" -fsanitize=fuzzer-no-link -I"$build/include" -I"$build/generated" -isystem "$build/omp" 2> "$build/compile.log" || {
   grep -E "error" -A3 "$build/compile.log" >&2
   exit 1
 }
@@ -86,11 +92,12 @@ ar rcs "$build/libtapegrad_fuzz.a" "$build"/obj/*.o
 
 # kind of input each target reads (the corpus folders are named after it)
 declare -A kinds=([fuzz_load_checkpoint]=checkpoint [fuzz_load_safetensors]=safetensors [fuzz_load_hf_config]=hf_config)
+kinds+=([fuzz_load_gpt2_vocab]=gpt2_vocab [fuzz_load_gpt2_merges]=gpt2_merges [fuzz_load_tokenizer]=tokenizer)
 for target in "${!kinds[@]}"; do
   echo "=== fuzz.sh: linking $target"
   # shellcheck disable=SC2046  # pkg-config prints several words on purpose
   "$cxx" "${flags[@]}" -fsanitize=fuzzer -I"$build/include" -isystem "$build/omp" "fuzz/$target.cpp" \
-    "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas) -lgomp -o "$build/$target"
+    "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas libpcre2-8) -lgomp -o "$build/$target"
 done
 [[ $build_only -eq 1 ]] && exit 0
 
@@ -101,7 +108,8 @@ if [[ -z ${ASAN_SYMBOLIZER_PATH:-} ]] && command -v llvm-symbolizer > /dev/null;
   ASAN_SYMBOLIZER_PATH=$(command -v llvm-symbolizer)
 fi
 failed=()
-for target in fuzz_load_checkpoint fuzz_load_safetensors fuzz_load_hf_config; do
+for target in fuzz_load_checkpoint fuzz_load_safetensors fuzz_load_hf_config \
+              fuzz_load_gpt2_vocab fuzz_load_gpt2_merges fuzz_load_tokenizer; do
   kind=${kinds[$target]}
   corpus="$build/corpus/$target"
   crashes="$build/crashes/$target"

@@ -16,10 +16,11 @@ using tapegrad::testing::read_text;
 
 TEST_CASE("docs/data.md: the blocks are the snippet files", "[data][docs]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/data.md"));
-  REQUIRE(blocks.size() == 3);
+  REQUIRE(blocks.size() == 4);
   CHECK(blocks[0] == read_text(kDocsDir + "/snippets/data_lm.inc"));
   CHECK(blocks[1] == read_text(kDocsDir + "/snippets/data_loader.inc"));
-  CHECK(blocks[2] == read_text(kDocsDir + "/snippets/data_seq2seq.inc"));
+  CHECK(blocks[2] == read_text(kDocsDir + "/snippets/data_gpt2.inc"));  // tests/data/test_gpt2_tokenizer.cpp
+  CHECK(blocks[3] == read_text(kDocsDir + "/snippets/data_seq2seq.inc"));
 }
 
 TEST_CASE("docs/data.md: language-model batches", "[data][docs]") {

@@ -38,7 +38,7 @@ run() {  # run ARGS...: deps.sh with a fresh log; its output in $work/out, statu
   status=$?
 }
 
-main=(build-essential cmake pkg-config libopenblas-openmp-dev libcereal-dev libcli11-dev)
+main=(build-essential cmake pkg-config libopenblas-openmp-dev libcereal-dev libcli11-dev libpcre2-dev)
 tests=(catch2 libbenchmark-dev libopenmpi-dev openmpi-bin clang-16 libclang-rt-16-dev chromium)
 
 # 1. Everything installed: nothing is planned or installed.
@@ -46,7 +46,7 @@ printf '%s\n' "${main[@]}" "${tests[@]}" > "$work/installed"
 run --tests
 check "all installed: exit 0, apt-get never called" test $status -eq 0 -a -z "$(grep apt-get "$work/log")"
 
-# 2. The main job asks for its six packages only, the tests for seven more.
+# 2. The main job asks for its seven packages only, the tests for seven more.
 : > "$work/installed"
 : > "$work/plan"
 run
