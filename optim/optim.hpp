@@ -1,9 +1,10 @@
-// optim.hpp — all of optim/: optimizers, learning-rate schedules, gradient clipping and
-// numerical health checks.
+// optim.hpp — all of optim/: optimizers, learning-rate schedules, gradient clipping,
+// numerical health checks and moving averages of the weights (EMA).
 #pragma once
 
 #include "adam.hpp"
 #include "clip_grad.hpp"
+#include "ema.hpp"
 #include "health.hpp"
 #include "lr_schedule.hpp"
 #include "optimizer.hpp"

@@ -19,5 +19,6 @@
 #include "metrics_log.hpp"
 #include "progress.hpp"
 #include "schedule.hpp"
+#include "spike_guard.hpp"
 #include "training_checkpoint.hpp"
 #include "update.hpp"

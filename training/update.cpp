@@ -30,11 +30,13 @@ UpdateResult update(optim::Optimizer& optimizer, std::int64_t micro_batches,
   if (micro_batches > 1) loss = full({}, mean_loss, DType::float64);  // what the health check judges
   if (hooks.after_backward) hooks.after_backward();
   const optim::HealthReport health = optim::check_health(loss, params);
-  if (!health.ok) return {NAN, mean_loss, health.message};
+  if (!health.ok) return {NAN, mean_loss, health.message, ""};
   const double norm = clip > 0 ? optim::clip_grad_norm_(params, clip) : optim::grad_norm(params);
+  if (hooks.skip)
+    if (std::string why = hooks.skip(mean_loss, norm); !why.empty()) return {norm, mean_loss, "", why};
   if (hooks.step) hooks.step();
   else optimizer.step();
-  return {norm, mean_loss, ""};
+  return {norm, mean_loss, "", ""};
 }
 
 UpdateResult update(optim::Optimizer& optimizer, const Tensor& loss, const nn::NamedTensors& params, double clip,

@@ -4,7 +4,7 @@
 //   zero the gradients; backward (once per micro-batch with gradient accumulation);
 //   after_backward() (data-parallel runs finish averaging the gradients there); check that the
 //   loss and every gradient are finite; clip at `clip` (0: no clipping, the norm is still
-//   measured); step.
+//   measured); step, unless skip() refuses it (a loss spike, training/spike_guard.hpp).
 //
 // Gradient accumulation: a batch of B rows runs as N micro-batches of B/N rows, one forward
 // and backward each, so that only one micro-batch's activations are alive at a time. Each
@@ -31,7 +31,8 @@ namespace tapegrad::training {
 struct UpdateResult {
   double grad_norm = 0;  // the global L2 norm of the gradients, before clipping (NaN when skipped)
   double loss = 0;       // the batch's loss: the mean of the micro-batches' losses
-  std::string problem;   // empty: the step was taken; else the first non-finite value, named
+  std::string problem;   // empty: no non-finite value; else the first one, named (no step)
+  std::string skipped;   // empty: the step was taken; else why hooks.skip refused it
   bool ok() const { return problem.empty(); }
 };
 
@@ -44,6 +45,10 @@ struct UpdateHooks {
   std::function<void()> after_backward;
   // Replaces optimizer.step() (ZeRO-1: each rank steps its own shard, then all share it).
   std::function<void()> step;
+  // Asked with the batch's loss and the gradient norm (before clipping) once both are finite:
+  // a non-empty answer skips the step and is returned as UpdateResult::skipped (SpikeGuard).
+  // Every rank of a data-parallel run must give the same answer.
+  std::function<std::string(double loss, double grad_norm)> skip;
 };
 
 // One update from micro_batches forward/backward passes: loss_of(k) computes micro-batch k's

@@ -62,5 +62,22 @@ TEST_CASE("metrics log: stop + resume writes the same file as a straight run", "
   fresh.flush();
   CHECK(read_bytes(dir.file("gone.csv")) == "step,loss,smoothed_loss,val_loss,lr,grad_norm\n");
   tapegrad::testing::write_bytes(dir.file("old.csv"), "step,loss,smoothed_loss,val_loss,lr,grad_norm,tokens_per_s\n1,2,3,,4,5,6\n");
-  REQUIRE_THROWS_WITH(training::MetricsLog(dir.file("old.csv"), 1), Contains("not a metrics log of this version"));
+  REQUIRE_THROWS_WITH(training::MetricsLog(dir.file("old.csv"), 1), Contains("not a metrics log of this run"));
+}
+
+TEST_CASE("metrics log: a run's extra columns, kept on resume", "[training][metrics_log]") {
+  ScratchDir dir;
+  {
+    training::MetricsLog log(dir.file("extra.csv"), -1, {"val_loss_ema", "skipped"});
+    log.add(1, 2.0, NAN, 0.1, 1.5, {"", ""});
+    log.add(2, 3.0, 1.25, 0.1, 9.0, {training::MetricsLog::cell(1.125), "grad_norm"});
+    CHECK(log.header_line() == "step,loss,smoothed_loss,val_loss,lr,grad_norm,val_loss_ema,skipped");
+    CHECK_THROWS_WITH(log.add(3, 1, NAN, 0.1, 1, {""}), Contains("1 extra cells for the 2 extra columns"));
+  }
+  CHECK(read_bytes(dir.file("extra.csv")) ==
+        "step,loss,smoothed_loss,val_loss,lr,grad_norm,val_loss_ema,skipped\n1,2,2,,0.1,1.5,,\n2,3,2.05,1.25,0.1,9,1.125,grad_norm\n");
+  // resumed with the same columns: cut back and continued; with others: refused
+  { training::MetricsLog resumed(dir.file("extra.csv"), 1, {"val_loss_ema", "skipped"}); }
+  CHECK(read_bytes(dir.file("extra.csv")) == "step,loss,smoothed_loss,val_loss,lr,grad_norm,val_loss_ema,skipped\n1,2,2,,0.1,1.5,,\n");
+  CHECK_THROWS_WITH(training::MetricsLog(dir.file("extra.csv"), 1), Contains("expected 'step,loss,smoothed_loss,val_loss,lr,grad_norm'"));
 }
