@@ -60,4 +60,10 @@ inline CLI::Validator range(double low, double high) {
                         [low, high](double v) { return v >= low && v <= high; });
 }
 
+// In [low, high).
+inline CLI::Validator below(double low, double high) {
+  return detail::number("at least " + detail::fmt(low) + " and below " + detail::fmt(high),
+                        [low, high](double v) { return v >= low && v < high; });
+}
+
 }  // namespace cli

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "../autograd/grad_mode.hpp"
+
 namespace tapegrad::training {
 
 using io::FormatError;
@@ -126,6 +128,12 @@ Checkpoint make_training_checkpoint(const TrainingState& s) {
     c.set("data.epoch", s.loader->epoch);
     c.set("data.index", s.loader->index);
   }
+  if (s.ema) {
+    StateDict& averages = c.section("ema");
+    for (const auto& [name, average] : s.ema->averages()) averages.insert(name, average);
+    c.set("ema.decay", s.ema->decay());
+    c.set("ema.num_updates", s.ema->num_updates());
+  }
   for (const auto& [key, value] : s.extra) c.set("extra." + key, value);
   return c;
 }
@@ -152,12 +160,30 @@ void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
   if (s.optimizer) load_optimizer(c, *s.optimizer);
   if (s.schedule) s.schedule->load_state(schedule_state(c));
   for (auto& [name, gen] : s.generators) load_generator(c, name, *gen);
+  if (s.ema) {
+    const StateDict* averages = c.find_section("ema");
+    if (!averages) throw FormatError("training checkpoint: no 'ema' section (the run kept no moving average)");
+    s.ema->load_averages(nn::NamedTensors(averages->begin(), averages->end()), c.get_int("ema.num_updates"));
+  }
   s.step = c.get_int("step");
   if (c.find("data.epoch")) s.loader = data::LoaderState{c.get_int("data.epoch"), c.get_int("data.index")};
   s.model_config.clear();
   for (const auto& [key, value] : with_prefix(c, "config.")) s.model_config.emplace_back("config." + key, *value);
   s.extra.clear();
   for (const auto& [key, value] : with_prefix(c, "extra.")) s.extra.emplace_back(key, *value);
+}
+
+void load_ema_weights(nn::Module& model, const Checkpoint& c, const std::string& source) {
+  const StateDict* averages = c.find_section("ema");
+  if (!averages)
+    throw FormatError(source + ": no moving average of the weights (section 'ema'): the run was trained without --ema");
+  for (auto& [name, param] : model.named_parameters()) {
+    const Tensor* average = averages->find(name);
+    if (!average || average->shape() != param.shape() || average->dtype() != param.dtype())
+      throw FormatError(source + ": the moving average " + (average ? "of " + name + " has another shape or dtype" : "lacks " + name));
+    NoGradGuard no_grad;
+    param.copy_(*average);
+  }
 }
 
 void save_training_checkpoint(const TrainingState& state, const std::string& path, Format format) {

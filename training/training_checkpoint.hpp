@@ -12,7 +12,9 @@
 // Layout (a Checkpoint of kind "training"): section "model" = state_dict(model); section
 // "optimizer" = "<param>.<buffer>" tensors; metadata "step", "config.*" (the model's
 // configuration, io/model_config.hpp: the file alone rebuilds the model), "optimizer.*",
-// "schedule.*", "rng.<name>.*", "data.epoch", "data.index", and any user metadata ("extra.*").
+// "schedule.*", "rng.<name>.*", "data.epoch", "data.index", and any user metadata ("extra.*");
+// with a moving average of the weights, section "ema" (the averages, named as the parameters)
+// and metadata "ema.decay", "ema.num_updates".
 #pragma once
 
 #include <optional>
@@ -22,6 +24,7 @@
 
 #include "../autograd/random.hpp"
 #include "../data/dataloader.hpp"
+#include "../optim/ema.hpp"
 #include "../optim/lr_schedule.hpp"
 #include "../optim/optimizer.hpp"
 #include "../io/checkpoint.hpp"
@@ -44,6 +47,7 @@ struct TrainingState {
   // Loading ignores it: optimizer->load_state gets the file's state.
   std::optional<optim::OptimizerState> optimizer_state;
   optim::LRSchedule* schedule = nullptr;    // optional
+  optim::ExponentialMovingAverage* ema = nullptr;  // optional: saved, and restored (FormatError when the file has none)
   std::int64_t step = 0;
   std::vector<std::pair<std::string, Generator*>> generators;  // saved and restored by name
   std::optional<data::LoaderState> loader;  // saved when set; filled on load when the file has it
@@ -60,6 +64,11 @@ void restore_training_checkpoint(const Checkpoint& checkpoint, TrainingState& st
 // The schedule's saved state (FormatError when the checkpoint has none): what
 // training::schedule_from_state rebuilds a schedule from before the rest is restored.
 optim::ScheduleState schedule_state(const Checkpoint& checkpoint);
+
+// Puts the moving average that checkpoint saved (section "ema") into model's parameters: the
+// weights `sample --ema` generates with. FormatError when the file has no averages, or they
+// do not cover every parameter with its shape.
+void load_ema_weights(nn::Module& model, const Checkpoint& checkpoint, const std::string& source);
 
 void save_training_checkpoint(const TrainingState& state, const std::string& path, Format format = Format::binary);
 void load_training_checkpoint(TrainingState& state, const std::string& path);

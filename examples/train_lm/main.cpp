@@ -7,9 +7,12 @@
 //   train_lm --resume --steps 3000            # ... and train longer (the decay is re-planned)
 //   mpirun -n 4 train_lm --ddp --threads 1    # data-parallel: 4 processes share each batch
 //
+//   train_lm --ema 0.999 --skip-loss-z 4    # a moving average of the weights; skip loss spikes
+//
 // Shows a live progress line (step, loss, smoothed loss, tokens/s, lr, gradient norm, ETA),
-// the validation loss at each eval interval next to the unigram baseline, a generated
-// sample at the end; writes metrics as CSV and checkpoints atomically (also on Ctrl-C).
+// the validation loss at each eval interval next to the unigram baseline (and that of the
+// weights' moving average with --ema), each update skipped as a spike, a generated sample at
+// the end; writes metrics as CSV and checkpoints atomically (also on Ctrl-C).
 // The pieces are the library's training kit (tapegrad/training/); options.hpp says what a
 // checkpoint fixes on --resume, run.hpp what one step does.
 #include <cstdio>
@@ -61,9 +64,11 @@ int main(int argc, char** argv) {
       std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  smoothed %.4f  %.0f tok/s  lr %.2e  |g| %.3f",
                     static_cast<long long>(run.step), static_cast<long long>(s.steps), r.loss, r.smoothed, tokens_per_s,
                     r.lr, r.grad_norm);
+      if (!r.skipped.empty()) progress.note("step " + std::to_string(run.step) + ": update skipped: " + r.skipped);
       if (r.evaluated) {
-        char val[64];
-        std::snprintf(val, sizeof val, "  val %.4f (unigram %.4f)", r.val_loss, run.baseline);
+        char val[96];
+        if (run.has_ema()) std::snprintf(val, sizeof val, "  val %.4f (ema %.4f, unigram %.4f)", r.val_loss, r.val_loss_ema, run.baseline);
+        else std::snprintf(val, sizeof val, "  val %.4f (unigram %.4f)", r.val_loss, run.baseline);
         progress.line(line + std::string(val));
       } else {
         progress.show(line);
@@ -83,6 +88,12 @@ int main(int argc, char** argv) {
     const double val_loss = r.evaluated ? r.val_loss : job.lead() ? run.evaluate() : NAN;
     std::printf("final validation loss %.4f nats/token vs unigram baseline %.4f (%s)\n", val_loss, run.baseline,
                 val_loss < run.baseline ? "below the baseline" : "NOT below the baseline");
+    if (run.has_ema() && job.lead())
+      std::printf("final validation loss of the moving average (--ema %g): %.4f nats/token (sample --ema generates with it)\n",
+                  s.ema, r.evaluated ? r.val_loss_ema : run.evaluate_ema());
+    if (s.skip_loss_z > 0 || s.skip_grad_z > 0)
+      std::printf("%lld of %lld updates skipped as spikes\n", static_cast<long long>(run.skipped_updates),
+                  static_cast<long long>(run.step - run.first_step));
     if (s.sample_tokens > 0 && job.lead()) std::printf("--- sample ---\n%s\n--------------\n", run.sample(s.sample_tokens).c_str());
   } catch (const std::exception& e) {
     return job.fail("train_lm", e.what());

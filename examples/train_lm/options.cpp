@@ -51,7 +51,10 @@ CLI::Option* Options::run_flag(const std::string& flag, T& value, const std::str
 
 Options::Options() {
   run_flag("--data", s.data, "text file to train on (default: the Debian licence texts)");
-  run_flag("--tokenizer", s.tokenizer, "char or bpe")->check(CLI::IsMember({"char", "bpe"}));
+  run_flag("--tokenizer", s.tokenizer, "char, bpe (trained on the data) or gpt2 (GPT-2's, from --tokenizer-dir)")
+      ->check(CLI::IsMember({"char", "bpe", "gpt2"}));
+  local_flag("--tokenizer-dir", s.tokenizer_dir, "with --tokenizer gpt2: a folder with GPT-2's vocab.json and merges.txt "
+             "(a Hugging Face model folder has them)")->check(CLI::ExistingDirectory);
   run_flag("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(cli::range(257, 65536));
   app.add_option("--arch", s.arch,
                  "model design: gpt2 (learned positions, LayerNorm, GELU MLP, biases, tied head) or llama "
@@ -82,6 +85,15 @@ Options::Options() {
   run_flag("--weight-decay", s.weight_decay, "AdamW decoupled weight decay")->check(cli::non_negative);
   run_flag("--clip", s.clip, "gradient clipping max norm (0: off)")->check(cli::non_negative);
   run_flag("--seed", s.seed, "seed of initialization, batches and sampling");
+  run_flag("--ema", s.ema, "keep a moving average of the weights with this decay (0.999: over about 1000 steps), "
+           "evaluate it beside the weights and save it in the checkpoint, for sample --ema (0: none)")
+      ->check(cli::below(0, 1));
+  run_flag("--skip-loss-z", s.skip_loss_z, "skip the update of a step whose loss is more than this many standard "
+           "deviations above the last --skip-window steps' (llm.c's -sl; 0: never)")->check(cli::non_negative);
+  run_flag("--skip-grad-z", s.skip_grad_z, "the same for the gradient norm before clipping (llm.c's -sg; 0: never)")
+      ->check(cli::non_negative);
+  run_flag("--skip-window", s.skip_window, "steps of history that --skip-loss-z and --skip-grad-z judge against")
+      ->check(cli::range(2, 100000));
   run_flag("--eval-interval", s.eval_interval, "steps between validation losses")->check(cli::positive);
   run_flag("--eval-batches", s.eval_batches, "validation batches per evaluation")->check(cli::positive);
   local_flag("--threads", s.threads, "threads for OpenMP and OpenBLAS (0: TAPEGRAD_NUM_THREADS or all)")

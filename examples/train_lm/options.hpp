@@ -19,6 +19,7 @@ namespace lm {
 struct Settings {
   // data
   std::string data, tokenizer = "char";
+  std::string tokenizer_dir;  // --tokenizer gpt2: the folder with vocab.json and merges.txt
   std::int64_t bpe_vocab = 512;
   // model
   std::int64_t layers = 4, d_model = 128, heads = 4, seq_len = 64;
@@ -31,6 +32,9 @@ struct Settings {
   double lr = 3e-3, min_lr_ratio = 0.1, weight_decay = 0.1, clip = 1.0;
   std::string schedule = "cosine";
   std::uint64_t seed = 1337;
+  double ema = 0;                          // decay of the weights' moving average (0: none)
+  double skip_loss_z = 0, skip_grad_z = 0;  // skip updates at these z-scores (0: never)
+  std::int64_t skip_window = 128;           // ... over this many recent steps
   // this process
   std::string checkpoint = "train_lm.tgc", log = "train_lm.csv";
   std::int64_t checkpoint_interval = 500, sample_tokens = 300, threads = 0, stop_after = 0;

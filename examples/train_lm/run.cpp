@@ -28,7 +28,13 @@ Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_g
   unigram.add_all(stream_->tokens(data::Split::train));
   baseline = unigram.cross_entropy(stream_->tokens(data::Split::val));
   std::printf("unigram baseline (val): %.4f nats/token; uniform: %.4f\n", baseline, std::log(double(vocab_size())));
-  log_ = std::make_unique<training::MetricsLog>(job_.lead() ? s.log : "", s.resume ? step : -1);
+  guard_ = std::make_unique<training::SpikeGuard>(
+      training::SpikeGuardOptions{s.skip_loss_z, s.skip_grad_z, static_cast<std::size_t>(s.skip_window)});
+  guard_->restore(state_.extra);  // the windows of the steps before a resume
+  std::vector<std::string> columns;
+  if (ema_) columns.push_back("val_loss_ema");
+  if (guard_->on()) columns.push_back("skipped");
+  log_ = std::make_unique<training::MetricsLog>(job_.lead() ? s.log : "", s.resume ? step : -1, columns);
   log_->restore(state_.extra);
   first_step = step;
   last_step = s.stop_after > 0 ? std::min(s.steps, step + s.stop_after) : s.steps;
@@ -43,6 +49,11 @@ std::unique_ptr<data::TokenStream> load_data(const Settings& s, std::unique_ptr<
       throw std::invalid_argument("--resume: the tokenizer " + tokenizer_path(s.checkpoint) + " saved beside " +
                                   s.checkpoint + " is missing");
     tokenizer = data::load_tokenizer(tokenizer_path(s.checkpoint));
+  } else if (s.tokenizer == "gpt2") {
+    if (s.tokenizer_dir.empty()) throw std::invalid_argument("--tokenizer gpt2 needs --tokenizer-dir, the folder of vocab.json and merges.txt");
+    const std::filesystem::path dir(s.tokenizer_dir);
+    tokenizer = std::make_unique<data::Gpt2Tokenizer>(
+        data::Gpt2Tokenizer::from_files((dir / "vocab.json").string(), (dir / "merges.txt").string()));
   } else if (s.tokenizer == "bpe") {
     tokenizer = std::make_unique<data::BpeTokenizer>(data::BpeTokenizer::train(corpus.texts(), s.bpe_vocab));
   } else {
@@ -70,9 +81,13 @@ void print_model(const nn::TransformerLM& m) {
 }
 }  // namespace
 
-// What a checkpoint saves and restores: the model, the optimizer, the schedule and the three
-// generators (the batches, the dropout masks, the sampling at the end).
+// What a checkpoint saves and restores: the model, the optimizer, the schedule, the three
+// generators (the batches, the dropout masks, the sampling at the end) and, with --ema, the
+// moving average of the weights (made here, from the new model's weights or before the file's
+// averages are loaded into it).
 void Run::wire_state() {
+  if (s.ema > 0) ema_ = std::make_unique<optim::ExponentialMovingAverage>(model_->named_parameters(), s.ema);
+  state_.ema = ema_.get();
   state_.model = model_.get();
   state_.optimizer = optimizer_.get();
   state_.schedule = schedule_.get();
@@ -155,24 +170,40 @@ StepResult Run::train_step() {
   hooks.before_backward = [&](bool last) { job_.before_backward(last); };
   hooks.after_backward = [&] { job_.average_gradients(); };
   hooks.step = job_.step_hook();  // --zero1: each rank steps its shard; empty: optimizer_->step()
+  // A spike is judged on the mean loss of all ranks, so that every rank skips the same steps
+  // (the gradient norm is already the same everywhere: that of the averaged gradients).
+  if (guard_->on()) hooks.skip = [&](double loss, double norm) { return guard_->judge(job_.mean(loss), norm); };
   const training::UpdateResult u =
       training::update(*optimizer_, s.grad_accum, micro_loss, model_->named_parameters(), s.clip, hooks);
   if (!u.ok()) throw optim::NonFiniteError(u.problem);
   ++step;
+  if (ema_) ema_->update();  // also after a skipped update: the average's clock is the step
 
   StepResult r;
   r.loss = job_.mean(u.loss);
   r.grad_norm = u.grad_norm;
   r.lr = optimizer_->lr(0);
+  r.skipped = u.skipped;
+  skipped_updates += !u.skipped.empty();
   // Evaluations fall on the same steps in a straight and in a resumed run: every
   // --eval-interval steps and at the planned end, not where this process happens to stop.
   r.evaluated = step % s.eval_interval == 0 || step == s.steps;
   if (r.evaluated && job_.lead()) r.val_loss = evaluate();
-  r.smoothed = log_->add(step, r.loss, r.val_loss, r.lr, r.grad_norm);
+  if (r.evaluated && job_.lead() && ema_) r.val_loss_ema = evaluate_ema();
+  std::vector<std::string> extra;
+  if (ema_) extra.push_back(training::MetricsLog::cell(r.val_loss_ema));
+  if (guard_->on()) extra.push_back(guard_->last_skip());
+  r.smoothed = log_->add(step, r.loss, r.val_loss, r.lr, r.grad_norm, extra);
   return r;
 }
 
 double Run::evaluate() { return training::evaluate_lm(*model_, *stream_, s.eval_batches, s.batch, model_->config.max_seq_len); }
+
+double Run::evaluate_ema() {
+  if (!ema_) return NAN;
+  optim::ExponentialMovingAverage::Swapped averaged(*ema_);
+  return evaluate();
+}
 
 std::string Run::save(const char* why) {
   job_.require_in_sync(*model_);  // every rank checks; rank 0 writes
@@ -183,6 +214,7 @@ std::string Run::save(const char* why) {
   state_.model_config = io::config_metadata(model_->config);
   state_.extra = run_settings_;
   for (const auto& entry : log_->state()) state_.extra.push_back(entry);
+  for (const auto& entry : guard_->state()) state_.extra.push_back(entry);
   {
     const auto fault = fault_in_save(s, job_.rank, step);  // tests: --fail-mode kill-in-save
     training::save_training_checkpoint(state_, s.checkpoint);

@@ -14,7 +14,9 @@ namespace lm {
 
 struct StepResult {
   double loss = 0, grad_norm = 0, lr = 0, val_loss = NAN, smoothed = 0;
+  double val_loss_ema = NAN;  // --ema: the validation loss of the averaged weights
   bool evaluated = false;
+  std::string skipped;  // empty: the update was taken; else why not (--skip-loss-z, --skip-grad-z)
 };
 
 class Run {
@@ -26,6 +28,10 @@ class Run {
   StepResult train_step();
   // The validation loss (nats per token), on rank 0.
   double evaluate();
+  // The same with the moving average of the weights (--ema); NaN without one.
+  double evaluate_ema();
+  bool has_ema() const { return ema_ != nullptr; }
+  std::int64_t skipped_updates = 0;  // by this process's steps
   // Saves the checkpoint and the tokenizer (rank 0; every rank checks that they agree), and
   // says so (empty on the other ranks).
   std::string save(const char* why);
@@ -53,6 +59,8 @@ class Run {
   tapegrad::Generator batch_gen_, sample_gen_;
   tapegrad::io::Metadata run_settings_;
   std::unique_ptr<tapegrad::training::MetricsLog> log_;
+  std::unique_ptr<tapegrad::optim::ExponentialMovingAverage> ema_;  // --ema
+  std::unique_ptr<tapegrad::training::SpikeGuard> guard_;           // --skip-loss-z, --skip-grad-z
   tapegrad::training::TrainingState state_;
 };
 

@@ -92,3 +92,24 @@ TEST_CASE("EMA: bad decay and mismatched saved averages are refused by name", "[
   CHECK_THROWS_WITH(ema.load_averages({{"w", zeros({3}, DType::float64)}}, 1), Contains("[3]"));
   CHECK_THROWS_WITH(ema.load_averages({{"w", zeros({2}, DType::float32)}}, 1), Contains("float32"));
 }
+
+TEST_CASE("docs/optim.md: the EMA example runs and restores the weights", "[optim][ema][docs]") {
+  manual_seed(0);
+  auto model = std::make_shared<nn::Linear>(4, 3);
+  optim::SGD opt(model->named_parameters(), optim::SGDOptions(0.1));
+  std::vector<float> seen;
+  auto evaluate = [&](const nn::Linear& m) { seen = m.weight.to_vector<float>(); };
+  optim::ExponentialMovingAverage ema(model->named_parameters(), 0.99);
+  for (int step = 0; step < 3; ++step) {
+    opt.zero_grad();
+    pow(model->forward(ones({2, 4})), 2.0).sum().backward();
+    opt.step();
+    ema.update();
+  }
+  {
+    optim::ExponentialMovingAverage::Swapped averaged(ema);  // the model holds the averages here
+    evaluate(*model);
+  }  // and its own weights again here, bit for bit
+  CHECK(seen == ema.averages()[0].second.to_vector<float>());  // evaluated the averages
+  CHECK(model->weight.to_vector<float>() != seen);            // and holds its own weights again
+}
