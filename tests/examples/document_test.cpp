@@ -1,4 +1,4 @@
-// Tests of study::Document (examples/studies/common/document.hpp), report.md and report.html,
+// Tests of study::Document (examples/common/document.hpp), report.md and report.html,
 // and of the LineChart options the reports use (log x axis, error bars, markers). A program of
 // its own, linked with tapegrad_study (not named test_*.cpp, so tapegrad_tests leaves it out).
 // That a browser draws the page is tests/examples/render_html.sh's part.
