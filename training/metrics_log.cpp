@@ -1,8 +1,6 @@
 // metrics_log.cpp — the CSV (its resume cut: step_file.hpp) and the smoothed loss.
 #include "metrics_log.hpp"
 
-#include <cstdio>
-
 #include "../io/errors.hpp"
 #include "step_file.hpp"
 
@@ -11,13 +9,6 @@ namespace tapegrad::training {
 namespace {
 
 const char* kSmoothed = "log.smoothed_loss";
-
-// Six significant digits, as C's %g: the same number always prints the same way.
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 }  // namespace
 
@@ -28,8 +19,8 @@ MetricsLog::MetricsLog(const std::string& path, std::int64_t resume_step) {
 double MetricsLog::add(std::int64_t step, double loss, double val_loss, double lr, double grad_norm) {
   smoothed_ = std::isnan(smoothed_) ? loss : 0.95 * smoothed_ + 0.05 * loss;
   if (file_.is_open())
-    file_ << step << ',' << num(loss) << ',' << num(smoothed_) << ',' << (std::isnan(val_loss) ? "" : num(val_loss)) << ','
-          << num(lr) << ',' << num(grad_norm) << '\n';
+    file_ << step << ',' << csv_number(loss) << ',' << csv_number(smoothed_) << ','
+          << (std::isnan(val_loss) ? "" : csv_number(val_loss)) << ',' << csv_number(lr) << ',' << csv_number(grad_norm) << '\n';
   return smoothed_;
 }
 

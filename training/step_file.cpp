@@ -1,4 +1,4 @@
-// step_file.cpp — the resume cut of step_file.hpp.
+// step_file.cpp — the resume cut of step_file.hpp, and its numbers.
 #include "step_file.hpp"
 
 #include <cstdio>
@@ -31,6 +31,12 @@ std::string rows_up_to(const std::string& path, const std::string& header, std::
 }
 
 }  // namespace
+
+std::string csv_number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
 
 std::ofstream open_step_file(const std::string& path, const std::string& header, std::int64_t resume_step,
                              const std::string& what, const std::string& flag) {

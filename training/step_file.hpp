@@ -18,4 +18,8 @@ namespace tapegrad::training {
 std::ofstream open_step_file(const std::string& path, const std::string& header, std::int64_t resume_step,
                              const std::string& what, const std::string& flag);
 
+// A number for such a file: six significant digits, as C's %g, so that the same value always
+// prints the same way (the files of two runs compare byte for byte).
+std::string csv_number(double v);
+
 }  // namespace tapegrad::training

@@ -1,6 +1,7 @@
 // run.cpp — a train_lm run: built, resumed, stepped, evaluated, saved.
 #include "run.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -30,6 +31,8 @@ Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_g
   std::printf("unigram baseline (val): %.4f nats/token; uniform: %.4f\n", baseline, std::log(double(vocab_size())));
   log_ = std::make_unique<training::MetricsLog>(job_.lead() ? s.log : "", s.resume ? step : -1);
   log_->restore(state_.extra);
+  if (const std::string page = report_path(options); job_.lead() && !page.empty())
+    report_ = std::make_unique<LiveReport>(page, s, *model_, s.resume ? step : -1, baseline);
   first_step = step;
   last_step = s.stop_after > 0 ? std::min(s.steps, step + s.stop_after) : s.steps;
 }
@@ -133,6 +136,7 @@ void Run::resume(Options& options) {
 
 StepResult Run::train_step() {
   job_.arm_fault(fault_at_step_start(s, job_.rank, step));  // tests: --fail-mode throw, kill, hang
+  const auto started = std::chrono::steady_clock::now();  // the update's time, for the report's tokens/s
   schedule_->apply(step);
   // Every rank draws the whole global batch from the same generator and keeps its rows:
   // together the ranks train on exactly the batch a single process would.
@@ -153,12 +157,16 @@ StepResult Run::train_step() {
   };
   training::UpdateHooks hooks;
   hooks.before_backward = [&](bool last) { job_.before_backward(last); };
-  hooks.after_backward = [&] { job_.average_gradients(); };
+  hooks.after_backward = [&] {
+    job_.average_gradients();
+    if (report_) report_->measure(step + 1, *model_);  // the gradients of this step, before clipping
+  };
   hooks.step = job_.step_hook();  // --zero1: each rank steps its shard; empty: optimizer_->step()
   const training::UpdateResult u =
       training::update(*optimizer_, s.grad_accum, micro_loss, model_->named_parameters(), s.clip, hooks);
   if (!u.ok()) throw optim::NonFiniteError(u.problem);
   ++step;
+  const double update_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   StepResult r;
   r.loss = job_.mean(u.loss);
@@ -169,6 +177,7 @@ StepResult Run::train_step() {
   r.evaluated = step % s.eval_interval == 0 || step == s.steps;
   if (r.evaluated && job_.lead()) r.val_loss = evaluate();
   r.smoothed = log_->add(step, r.loss, r.val_loss, r.lr, r.grad_norm);
+  if (report_) report_->add(step, r, update_seconds);  // after an evaluation: writes the page
   return r;
 }
 
@@ -179,6 +188,7 @@ std::string Run::save(const char* why) {
   state_.optimizer_state = job_.full_optimizer_state();  // --zero1: the shards gathered on rank 0
   if (!job_.lead()) return "";
   log_->flush();
+  if (report_) report_->write();
   state_.step = step;
   state_.model_config = io::config_metadata(model_->config);
   state_.extra = run_settings_;

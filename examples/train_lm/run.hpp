@@ -8,6 +8,7 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "data_parallel.hpp"
+#include "live_report.hpp"
 #include "options.hpp"
 
 namespace lm {
@@ -54,6 +55,7 @@ class Run {
   tapegrad::io::Metadata run_settings_;
   std::unique_ptr<tapegrad::training::MetricsLog> log_;
   tapegrad::training::TrainingState state_;
+  std::unique_ptr<LiveReport> report_;  // rank 0, unless --report "": train_lm.html (live_report.hpp)
 };
 
 }  // namespace lm
