@@ -8,10 +8,12 @@
 // smoothed_loss is an exponential moving average, s_t = 0.95·s_{t−1} + 0.05·loss_t (s_1 =
 // loss_1); its value travels in the checkpoint (state()/restore()), so a resumed run goes on
 // from it. val_loss is empty where the run did not evaluate. Only quantities that do not
-// depend on the machine are logged (tokens/s is on the progress line): that is what lets two
-// runs compare byte for byte. A run may add columns of its own after these (train_lm:
-// val_loss_ema with --ema, skipped with a spike guard), fixed for the run's whole life. On resume at step k the file is cut back to its rows of steps
-// 1..k (a run killed after its last checkpoint had logged more), then appended to.
+// depend on the machine are logged (tokens/s is on the progress line, and in a file of its own
+// for train_lm's live report): that is what lets two runs compare byte for byte. A run may add
+// columns of its own after these (train_lm: val_loss_ema with --ema, skipped with a spike
+// guard), the same for the run's whole life. On resume at step k the file is cut back to its
+// rows of steps 1..k (a run killed after its last checkpoint had logged more), then appended
+// to (step_file.hpp).
 #pragma once
 
 #include <cmath>

@@ -6,6 +6,7 @@
 //   evaluate.hpp            held-out loss of an LM; teacher-forced scores
 //   progress.hpp            a progress line with an ETA; the clock
 //   metrics_log.hpp         the metrics CSV that a resumed run continues byte for byte
+//   step_file.hpp           a CSV of rows by step, cut back and continued on resume
 //   checkpoint_policy.hpp   when to save; Ctrl-C and SIGTERM as a request to stop
 //   training_checkpoint.hpp the whole state of a run in one file, resumable bit for bit
 //   baseline.hpp            the unigram baseline
@@ -18,6 +19,7 @@
 #include "evaluate.hpp"
 #include "metrics_log.hpp"
 #include "progress.hpp"
+#include "step_file.hpp"
 #include "schedule.hpp"
 #include "spike_guard.hpp"
 #include "training_checkpoint.hpp"

@@ -13,6 +13,11 @@
 // the validation loss at each eval interval next to the unigram baseline (and that of the
 // weights' moving average with --ema), each update skipped as a spike, a generated sample at
 // the end; writes metrics as CSV and checkpoints atomically (also on Ctrl-C).
+// At every evaluation and checkpoint it writes a live report, train_lm.html (--report FILE; ""
+// for none): a self-contained page of the settings and the run's curves (loss, lr, gradient
+// norm, tokens/s, each block's gradient norm), drawn with the studies' report code
+// (examples/common/); live_report.hpp says what it measures, history.hpp how it covers a resumed
+// run.
 // The pieces are the library's training kit (tapegrad/training/); options.hpp says what a
 // checkpoint fixes on --resume, run.hpp what one step does.
 #include <cstdio>

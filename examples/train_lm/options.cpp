@@ -105,6 +105,8 @@ Options::Options() {
   local_flag("--stop-after", s.stop_after, "end this run after this many steps, with a checkpoint (0: run to --steps)")
       ->check(cli::non_negative);
   local_flag("--log", s.log, "CSV file of metrics (step, loss, smoothed_loss, val_loss, lr, grad_norm)");
+  local_flag("--report", s.report, "live report, one self-contained HTML page written at every evaluation and checkpoint "
+             "(default: --log's name with .html, train_lm.html; \"\": none)");
   local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end (learned positions: at most --seq-len with the prompt)")->check(cli::non_negative);
   app.add_flag("--checkpoint-activations", s.checkpoint_activations,
                "keep only each block's input in the forward and recompute the block in backward: less memory, the "

@@ -37,6 +37,7 @@ struct Settings {
   std::int64_t skip_window = 128;           // ... over this many recent steps
   // this process
   std::string checkpoint = "train_lm.tgc", log = "train_lm.csv";
+  std::string report;  // the live report; not given: --log's name with .html (live_report.hpp)
   std::int64_t checkpoint_interval = 500, sample_tokens = 300, threads = 0, stop_after = 0;
   bool resume = false, ddp = false, checkpoint_activations = false;
   double bucket_mb = 25;

@@ -1,6 +1,7 @@
 // run.cpp — a train_lm run: built, resumed, stepped, evaluated, saved.
 #include "run.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -36,6 +37,8 @@ Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_g
   if (guard_->on()) columns.push_back("skipped");
   log_ = std::make_unique<training::MetricsLog>(job_.lead() ? s.log : "", s.resume ? step : -1, columns);
   log_->restore(state_.extra);
+  if (const std::string page = report_path(options); job_.lead() && !page.empty())
+    report_ = std::make_unique<LiveReport>(page, s, *model_, s.resume ? step : -1, baseline);
   first_step = step;
   last_step = s.stop_after > 0 ? std::min(s.steps, step + s.stop_after) : s.steps;
 }
@@ -148,6 +151,7 @@ void Run::resume(Options& options) {
 
 StepResult Run::train_step() {
   job_.arm_fault(fault_at_step_start(s, job_.rank, step));  // tests: --fail-mode throw, kill, hang
+  const auto started = std::chrono::steady_clock::now();  // the update's time, for the report's tokens/s
   schedule_->apply(step);
   // Every rank draws the whole global batch from the same generator and keeps its rows:
   // together the ranks train on exactly the batch a single process would.
@@ -168,7 +172,10 @@ StepResult Run::train_step() {
   };
   training::UpdateHooks hooks;
   hooks.before_backward = [&](bool last) { job_.before_backward(last); };
-  hooks.after_backward = [&] { job_.average_gradients(); };
+  hooks.after_backward = [&] {
+    job_.average_gradients();
+    if (report_) report_->measure(step + 1, *model_);  // the gradients of this step, before clipping
+  };
   hooks.step = job_.step_hook();  // --zero1: each rank steps its shard; empty: optimizer_->step()
   // A spike is judged on the mean loss of all ranks, so that every rank skips the same steps
   // (the gradient norm is already the same everywhere: that of the averaged gradients).
@@ -178,6 +185,7 @@ StepResult Run::train_step() {
   if (!u.ok()) throw optim::NonFiniteError(u.problem);
   ++step;
   if (ema_) ema_->update();  // also after a skipped update: the average's clock is the step
+  const double update_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
 
   StepResult r;
   r.loss = job_.mean(u.loss);
@@ -194,6 +202,7 @@ StepResult Run::train_step() {
   if (ema_) extra.push_back(training::MetricsLog::cell(r.val_loss_ema));
   if (guard_->on()) extra.push_back(guard_->last_skip());
   r.smoothed = log_->add(step, r.loss, r.val_loss, r.lr, r.grad_norm, extra);
+  if (report_) report_->add(step, r, update_seconds);  // after an evaluation: writes the page
   return r;
 }
 
@@ -210,6 +219,7 @@ std::string Run::save(const char* why) {
   state_.optimizer_state = job_.full_optimizer_state();  // --zero1: the shards gathered on rank 0
   if (!job_.lead()) return "";
   log_->flush();
+  if (report_) report_->write();
   state_.step = step;
   state_.model_config = io::config_metadata(model_->config);
   state_.extra = run_settings_;

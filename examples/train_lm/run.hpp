@@ -8,6 +8,7 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "data_parallel.hpp"
+#include "live_report.hpp"
 #include "options.hpp"
 
 namespace lm {
@@ -62,6 +63,7 @@ class Run {
   std::unique_ptr<tapegrad::optim::ExponentialMovingAverage> ema_;  // --ema
   std::unique_ptr<tapegrad::training::SpikeGuard> guard_;           // --skip-loss-z, --skip-grad-z
   tapegrad::training::TrainingState state_;
+  std::unique_ptr<LiveReport> report_;  // rank 0, unless --report "": train_lm.html (live_report.hpp)
 };
 
 }  // namespace lm

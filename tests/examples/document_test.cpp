@@ -1,6 +1,6 @@
-// Tests of study::Document (examples/studies/common/document.hpp), report.md and report.html,
-// and of the LineChart options the reports use (log x axis, error bars, markers). A program of
-// its own, linked with tapegrad_study (not named test_*.cpp, so tapegrad_tests leaves it out).
+// Tests of study::Document (examples/common/document.hpp), report.md and report.html, and of
+// the LineChart options the reports use (log x axis, error bars, markers, faint). A program of
+// its own, linked with tapegrad_report (not named test_*.cpp, so tapegrad_tests leaves it out).
 // That a browser draws the page is tests/examples/render_html.sh's part.
 #include <catch2/catch.hpp>
 
@@ -191,6 +191,19 @@ TEST_CASE("LineChart draws a log x axis, error bars and markers only when asked"
   // Error bars of another length than y are refused, naming the series.
   c.series[0].y_high = {1, 2};
   CHECK_THROWS_WITH(c.svg(), Contains("'pre' has 2 error-bar values for 5 y values"));
+}
+
+TEST_CASE("LineChart draws a faint series light, its legend line too, and nothing else differently", "[study]") {
+  LineChart c = small_chart();
+  const std::string before = c.svg();
+  CHECK(count(before, "opacity") == 0);
+  c.series[0].faint = true;
+  const std::string svg = c.svg();
+  CHECK(count(svg, "stroke-opacity=\"0.35\"") == 2);  // the curve and its legend line
+  const std::string light = " stroke-opacity=\"0.35\"";
+  std::string unfaint = svg;
+  for (std::size_t at; (at = unfaint.find(light)) != std::string::npos;) unfaint.erase(at, light.size());
+  CHECK(unfaint == before);
 }
 
 TEST_CASE("LineChart's log x axis ticks powers of ten over wide ranges", "[study]") {

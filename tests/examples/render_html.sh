@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# render_html.sh HTML SCREENSHOT_PNG — opens a study's report.html (study::Document::html()) in
-# headless Chromium and checks what a reader would see:
+# render_html.sh HTML SCREENSHOT_PNG — opens a page of study::Document::html() (a study's
+# report.html, train_lm's live report) in headless Chromium and checks what a reader would see:
 #   (a) every chart is drawn: the page's render check (the small script at its end) writes the
 #       number of charts and of those drawn at a size into <body data-charts data-charts-drawn>;
 #       the DOM dumped after load must hold both, equal and above 0;

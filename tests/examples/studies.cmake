@@ -57,9 +57,9 @@ set_tests_properties(examples.adaln_conditional_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| adaln_zero \\| sort \\|.*\\| task_token \\| all \\|.*adaln_conditional: check passed")
 
 # study::Document (report.md and report.html) and the LineChart options of the reports: a Catch2
-# program of its own, as it links tapegrad_study (tests/examples/document_test.cpp).
+# program of its own, as it links tapegrad_report (examples/common/; tests/examples/document_test.cpp).
 add_executable(study_tests ${PROJECT_SOURCE_DIR}/tests/main.cpp ${CMAKE_CURRENT_LIST_DIR}/document_test.cpp)
-target_link_libraries(study_tests PRIVATE tapegrad_study Catch2::Catch2)
+target_link_libraries(study_tests PRIVATE tapegrad_report Catch2::Catch2)
 catch_discover_tests(study_tests TEST_PREFIX "examples.study.")
 
 # depth_study's PyTorch twin (depth_study/torch_twin.hpp and depth_study_torch.py): a tiny export,

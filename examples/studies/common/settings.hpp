@@ -18,7 +18,7 @@
 #include <CLI/CLI.hpp>
 #include <tapegrad/tapegrad.hpp>
 
-#include "report.hpp"
+#include "common/report.hpp"
 
 namespace study {
 

@@ -26,7 +26,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "report.hpp"
+#include "common/report.hpp"
 #include "run.hpp"
 #include "settings.hpp"
 

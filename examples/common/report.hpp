@@ -1,7 +1,7 @@
-// report.hpp — what the study examples write: CSV files, Markdown tables and SVG line charts,
-// and the small sums (the mean of a tail, a smoothed curve) that their reports quote.
-// No plotting library: an SVG chart is a few dozen lines of text that any browser (and
-// GitHub's Markdown view) displays, so the studies need nothing beyond the compiler.
+// report.hpp — what the study examples and train_lm's live report write: CSV files, Markdown
+// tables and SVG line charts, and the small sums (the mean of a tail, a smoothed curve) that
+// their reports quote. No plotting library: an SVG chart is a few dozen lines of text that any
+// browser (and GitHub's Markdown view) displays, so they need nothing beyond the compiler.
 //
 //   study::Table t({"placement", "loss"});
 //   t.add({"pre", study::fmt(1.234)});
@@ -16,6 +16,7 @@
 //   study::Series s{"Post-LN, 3 seeds", {6, 12, 24}, {0.5, 0.1, 0.01}};
 //   s.y_low = {0.4, 0.08, 0.005}, s.y_high = {0.6, 0.12, 0.02};  // error bars (mean ± spread)
 //   s.markers = true;                                            // a dot at each depth
+//   study::Series raw{"loss", steps, losses};  raw.faint = true;  // noisy: drawn light
 //   chart.write_svg("out/grad_norm.svg");
 #pragma once
 
@@ -58,6 +59,10 @@ struct Series {
   // A small circle at each drawn point, for sparse data (a few depths) where a line alone
   // hides where the measurements are. Hollow on dashed series, filled on solid ones.
   bool markers = false;
+  // Drawn light (a third of the opacity): the raw values of a noisy curve whose smoothed
+  // version is the series to read, as a training loss. (Series are drawn in order: list it
+  // first to have it behind the others.)
+  bool faint = false;
   // Error bars: empty for none, else one value per y; a vertical bar from y_low to y_high
   // with small caps at each drawn point (a non-finite end, or one <= 0 on a log axis, is left
   // out: the bar starts at the point). The axis range includes them. (The {} let aggregate

@@ -207,12 +207,16 @@ std::string LineChart::svg() const {
     const Series& s = series[k];
     const std::size_t n = s.dashed ? dashed++ : solid++;
     const std::string color = kColors[n % 8];
-    const std::string dash = s.dashed ? " stroke-dasharray=\"7,4\"" : n >= 8 ? " stroke-dasharray=\"2,3\"" : "";
+    // The dash pattern, and the opacity of a faint series (its legend line drawn the same way).
+    const std::string stroke = std::string(s.dashed ? " stroke-dasharray=\"7,4\"" : n >= 8 ? " stroke-dasharray=\"2,3\"" : "") +
+                             (s.faint ? " stroke-opacity=\"0.35\"" : "");
     std::vector<std::pair<double, double>> run;
     auto flush = [&] {
-      if (run.size() == 1 && !s.markers) o << "<circle cx=\"" << run[0].first << "\" cy=\"" << run[0].second << "\" r=\"3\" fill=\"" << color << "\"/>\n";
+      if (run.size() == 1 && !s.markers)
+        o << "<circle cx=\"" << run[0].first << "\" cy=\"" << run[0].second << "\" r=\"3\" fill=\"" << color << "\""
+          << (s.faint ? " fill-opacity=\"0.35\"" : "") << "/>\n";
       if (run.size() >= 2) {
-        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\"" << dash << " points=\"";
+        o << "<polyline fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.8\"" << stroke << " points=\"";
         for (const auto& [x, y] : run) o << x << ',' << y << ' ';
         o << "\"/>\n";
       }
@@ -240,7 +244,7 @@ std::string LineChart::svg() const {
     }
     const double ly = top + 8 + 18 * static_cast<double>(k);
     o << "<line x1=\"" << left + pw + 12 << "\" x2=\"" << left + pw + 36 << "\" y1=\"" << ly << "\" y2=\"" << ly
-      << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << dash << "/>\n";
+      << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << stroke << "/>\n";
     if (s.markers) o << "<circle cx=\"" << left + pw + 24 << "\" cy=\"" << ly << "\" r=\"3\" " << marker << "/>\n";
     o << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\">" << xml_escape(s.name) << "</text>\n";
   }

@@ -1,6 +1,7 @@
 // document.hpp — a study's report, written once and rendered twice: report.md for terminals
 // and GitHub, and report.html, one self-contained page (its CSS and its SVG charts inline, no
-// network, no script from elsewhere) that a reader opens offline in any browser.
+// network, no script from elsewhere) that a reader opens offline in any browser. train_lm's
+// live report (train_lm/report_page.hpp) is such a page too.
 //
 //   study::Document doc("Depth study");
 //   doc.heading("Claim 3: Post-LN's first layers lose their gradient beyond 12 layers");
