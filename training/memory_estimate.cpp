@@ -68,6 +68,9 @@ MemoryEstimate estimate_memory(const nn::TransformerLMConfig& config, const Memo
   e.activations_checkpointed = tokens * b * (d.L * d.C + std::max(a_head, a_block + a_back));
   e.checkpointed = plan.checkpoint_activations;
   e.activations = e.checkpointed ? e.activations_checkpointed : e.activations_plain;
+  e.checkpoint_file = e.parameters + plan.optimizer_moments * e.parameters;  // ZeRO-1 too: gathered on rank 0
+  e.while_saving = e.parameters + e.gradients + e.optimizer_state + std::min(e.activations, plan.allocator_cache) +
+                   e.checkpoint_file;
   return e;
 }
 
@@ -88,6 +91,7 @@ std::string format_memory_estimate(const MemoryEstimate& e, double available_byt
                      (e.checkpointed ? " (checkpointed; " + format_bytes(e.activations_plain) + " without)"
                                      : " (" + format_bytes(e.activations_checkpointed) + " with checkpointing)") +
                      ", total " + format_bytes(e.total());
+  if (e.while_saving > e.total()) text += " (" + format_bytes(e.while_saving) + " while saving a checkpoint)";
   if (available_bytes > 0) text += " of " + format_bytes(available_bytes) + " available";
   return text;
 }

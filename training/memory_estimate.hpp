@@ -4,9 +4,10 @@
 //
 //   training::MemoryPlan plan;  plan.rows = 16;  plan.checkpoint_activations = true;
 //   const training::MemoryEstimate e = training::estimate_memory(config, plan);
-//   std::puts(training::format_memory_estimate(e, available_memory_bytes()).c_str());
-//   // memory estimate: parameters 3.3 MB, gradients 3.3 MB, optimizer state 6.6 MB (AdamW: 2 moments),
-//   //   activations 40.1 MB (checkpointed; 131 MB without), total 53.3 MB of 23.4 GB available
+//   std::puts(training::format_memory_estimate(e, training::available_memory_bytes()).c_str());
+//   // memory estimate: parameters 3.25 MB, gradients 3.25 MB, optimizer state 6.5 MB (AdamW: 2 moments),
+//   //   activations 17.3 MB (checkpointed; 35.5 MB without), total 30.3 MB (40.1 MB while saving a
+//   //   checkpoint) of 23.4 GB available
 //
 // Bytes, with b the bytes of the model's dtype and P its distinct parameters:
 //   parameters = P·b;  gradients = P·b;  optimizer state = m·P·b / shards   (AdamW: m = 2)
@@ -30,11 +31,15 @@
 //         the residual's), on top of the recomputed block with checkpointing.
 // With checkpointing a block keeps only its input; the backward recomputes one block at a
 // time, so the peak is the inputs of all blocks plus the larger of the head and one block.
-// Not counted: the data and tokenizer, the allocator's cache of freed blocks (up to its
-// limit, storage.hpp) and temporaries inside one op. tests/training/test_memory_estimate.cpp
+// A checkpoint save holds the parameters, gradients and optimizer state, the file being
+// written (P·b + optimizer state) and the activations' blocks that the allocator keeps for
+// the next step (at most its cache limit, storage.hpp): while_saving, often the larger.
+// Not counted: the data and tokenizer, the growth slack of the file's buffer, temporaries
+// inside one op. tests/training/test_memory_estimate.cpp
 // compares the estimate with the measured peak.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -50,6 +55,7 @@ struct MemoryPlan {
   double optimizer_moments = 2;        // tensors of optimizer state per parameter (AdamW: 2)
   std::string optimizer_name = "AdamW";
   std::int64_t optimizer_shards = 1;   // ZeRO-1: each of the processes holds 1/shards of the state
+  double allocator_cache = 2.0 * (1 << 30);  // bytes of freed blocks the allocator may keep (cache_limit())
 };
 
 struct MemoryEstimate {
@@ -60,7 +66,14 @@ struct MemoryEstimate {
   bool checkpointed = false;
   double optimizer_moments = 2;
   std::string optimizer_name;
+  // Saving a checkpoint builds the file in memory (the parameters and the whole optimizer
+  // state, gathered on rank 0 under ZeRO-1) while the gradients live on and the allocator
+  // still caches the step's freed activations (up to its limit).
+  double checkpoint_file = 0;  // bytes
+  double while_saving = 0;     // parameters + gradients + optimizer state + cached activations + file
   double total() const { return parameters + gradients + optimizer_state + activations; }
+  // What the run needs at its peak: a step or a checkpoint save.
+  double peak() const { return std::max(total(), while_saving); }
 };
 
 // The distinct parameters of TransformerLM(config), counted from the config (equal to
@@ -70,8 +83,8 @@ std::int64_t count_parameters(const nn::TransformerLMConfig& config);
 MemoryEstimate estimate_memory(const nn::TransformerLMConfig& config, const MemoryPlan& plan);
 
 // "memory estimate: parameters 1.2 GB, gradients 1.2 GB, optimizer state 2.4 GB (AdamW: 2
-// moments), activations 4.8 GB (16.9 GB without checkpointing), total 9.6 GB of 23.4 GB
-// available"; available_bytes <= 0 leaves out the last part.
+// moments), activations 4.8 GB (checkpointed; 16.9 GB without), total 9.6 GB (10.4 GB while
+// saving a checkpoint) of 23.4 GB available"; available_bytes <= 0 leaves out the last part.
 std::string format_memory_estimate(const MemoryEstimate& e, double available_bytes);
 
 // "812 B", "3.4 kB", "1.2 MB", "9.80 GB" (decimal units, three significant digits).

@@ -13,6 +13,7 @@ void check_memory(const Settings& s, const nn::TransformerLMConfig& config, cons
   plan.seq_len = config.max_seq_len;
   plan.checkpoint_activations = s.checkpoint_activations;
   plan.optimizer_shards = s.zero1 ? job.world : 1;  // ZeRO-1: the moments of 1/N of the parameters
+  plan.allocator_cache = static_cast<double>(cache_limit());
   const training::MemoryEstimate e = training::estimate_memory(config, plan);
   const std::optional<double> given = s.max_memory.empty() ? std::nullopt : training::parse_memory_size(s.max_memory);
   const double available = training::available_memory_bytes();
@@ -21,9 +22,9 @@ void check_memory(const Settings& s, const nn::TransformerLMConfig& config, cons
               here > 1 ? (" (per process; " + std::to_string(here) + " on this machine)").c_str() : "");
   if (!s.max_memory.empty() && !given) return;  // --max-memory none
   const double limit = given ? *given : available;
-  if (limit <= 0 || e.total() * here <= limit) return;
+  if (limit <= 0 || e.peak() * here <= limit) return;
   throw std::runtime_error(
-      "the run needs about " + training::format_bytes(e.total() * here) + (here > 1 ? " on this machine" : "") +
+      "the run needs about " + training::format_bytes(e.peak() * here) + (here > 1 ? " on this machine" : "") +
       " (memory estimate above), more than the " + training::format_bytes(limit) +
       (given ? " of --max-memory" : " available") +
       ": make the model or --batch smaller, add --grad-accum N or --checkpoint-activations, or give --max-memory SIZE "

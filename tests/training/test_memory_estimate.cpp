@@ -107,6 +107,11 @@ TEST_CASE("memory estimate: the formatted line names every part", "[training][me
   CHECK_THAT(line, Catch::StartsWith("memory estimate: parameters "));
   for (const char* part : {"gradients ", "optimizer state ", "(AdamW: 2 moments)", "activations ", "with checkpointing", "total ", "of 23.4 GB available"})
     CHECK_THAT(line, Catch::Contains(part));
+  // Saving: the parameters, gradients and moments, the activations the allocator caches, the file.
+  CHECK(e.checkpoint_file == Approx(3 * e.parameters));
+  CHECK(e.while_saving == Approx(e.parameters + e.gradients + e.optimizer_state + e.activations + e.checkpoint_file));
+  CHECK(e.peak() == e.while_saving);
+  CHECK_THAT(line, Catch::Contains(" while saving a checkpoint) of 23.4 GB available"));
   CHECK(training::format_bytes(812) == "812 B");
   CHECK(training::format_bytes(1.234e9) == "1.23 GB");
   CHECK(training::format_bytes(3.4e3) == "3.4 kB");
