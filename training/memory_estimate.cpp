@@ -15,7 +15,7 @@ namespace {
 // The sizes the formulas use, from the block config as TransformerLM builds it.
 struct Dims {
   double C, F, W, H, V, T, L, s;
-  bool swiglu, layernorm;
+  bool swiglu;
 };
 
 Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len) {
@@ -24,7 +24,7 @@ Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len) {
   const bool layernorm = b.norm == nn::NormKind::layernorm;
   return {double(b.d_model), double(b.ff_dim()), double(b.d_model + 2 * kv_heads * D), double(b.n_heads),
           double(config.vocab_size), double(seq_len > 0 ? seq_len : config.max_seq_len), double(config.n_layers),
-          layernorm ? 2.0 : 1.0, b.activation == nn::Activation::swiglu, layernorm};
+          layernorm ? 2.0 : 1.0, b.activation == nn::Activation::swiglu};
 }
 
 }  // namespace

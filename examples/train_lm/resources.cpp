@@ -20,6 +20,7 @@ void check_memory(const Settings& s, const nn::TransformerLMConfig& config, cons
   const int here = job.local_processes();  // the processes of this machine share its memory
   std::printf("%s%s\n", training::format_memory_estimate(e, available).c_str(),
               here > 1 ? (" (per process; " + std::to_string(here) + " on this machine)").c_str() : "");
+  std::fflush(stdout);  // before a refusal on stderr
   if (!s.max_memory.empty() && !given) return;  // --max-memory none
   const double limit = given ? *given : available;
   if (limit <= 0 || e.peak() * here <= limit) return;
