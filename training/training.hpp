@@ -11,13 +11,19 @@
 //   training_checkpoint.hpp the whole state of a run in one file, resumable bit for bit
 //   baseline.hpp            the unigram baseline
 //   command_line.hpp        the command line that reruns a run
+//   memory_estimate.hpp     the memory a run needs, from the model config (before building it)
+//   memory_limit.hpp        the memory available; sizes such as "20GB"
+//   mfu.hpp                 model-FLOPs utilization against the measured GEMM rate
 #pragma once
 
 #include "baseline.hpp"
 #include "checkpoint_policy.hpp"
 #include "command_line.hpp"
 #include "evaluate.hpp"
+#include "memory_estimate.hpp"
+#include "memory_limit.hpp"
 #include "metrics_log.hpp"
+#include "mfu.hpp"
 #include "progress.hpp"
 #include "step_file.hpp"
 #include "schedule.hpp"

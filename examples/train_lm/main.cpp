@@ -18,12 +18,17 @@
 // norm, tokens/s, each block's gradient norm), drawn with the studies' report code
 // (examples/common/); live_report.hpp says what it measures, history.hpp how it covers a resumed
 // run.
+// Before building the model it prints the memory estimate and refuses a run that needs more
+// than the memory available (--max-memory 20GB sets the limit, --max-memory none skips the
+// check); the progress line ends with the MFU, model FLOPs/s over the GEMM rate measured at
+// start (--no-mfu: neither). resources.hpp has both.
 // The pieces are the library's training kit (tapegrad/training/); options.hpp says what a
 // checkpoint fixes on --resume, run.hpp what one step does.
 #include <cstdio>
 #include <thread>
 
 #include "options.hpp"
+#include "resources.hpp"
 #include "run.hpp"
 
 using namespace tapegrad;
@@ -51,7 +56,8 @@ int main(int argc, char** argv) {
     if (s.threads > 0) set_num_threads(static_cast<int>(s.threads));
     training::install_stop_handler(job.on());  // mpirun sends every rank SIGTERM on Ctrl-C
 
-    lm::Run run(options, job);  // new, or resumed from --checkpoint
+    lm::Run run(options, job);  // new, or resumed from --checkpoint (after the memory check)
+    const auto mfu = lm::measure_mfu(s, run.model(), job);  // the GEMM rate, measured once
     const training::CheckpointPolicy checkpoints{s.checkpoint_interval};
     training::Progress progress(static_cast<double>(s.steps), stdout);
     progress.done = static_cast<double>(run.step);
@@ -69,14 +75,15 @@ int main(int argc, char** argv) {
       std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  smoothed %.4f  %.0f tok/s  lr %.2e  |g| %.3f",
                     static_cast<long long>(run.step), static_cast<long long>(s.steps), r.loss, r.smoothed, tokens_per_s,
                     r.lr, r.grad_norm);
+      const std::string text = line + (mfu ? "  " + mfu->text(tokens_per_s) : "");
       if (!r.skipped.empty()) progress.note("step " + std::to_string(run.step) + ": update skipped: " + r.skipped);
       if (r.evaluated) {
         char val[96];
         if (run.has_ema()) std::snprintf(val, sizeof val, "  val %.4f (ema %.4f, unigram %.4f)", r.val_loss, r.val_loss_ema, run.baseline);
         else std::snprintf(val, sizeof val, "  val %.4f (unigram %.4f)", r.val_loss, run.baseline);
-        progress.line(line + std::string(val));
+        progress.line(text + val);
       } else {
-        progress.show(line);
+        progress.show(text);
       }
       if (checkpoints.due(run.step, run.last_step)) progress.note(run.save("interval"));
       stop = job.any(training::stop_requested());

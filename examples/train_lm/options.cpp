@@ -129,6 +129,20 @@ Options::Options() {
              "with --ddp: seconds a rank waits in one collective before it ends the job, naming the ranks that do "
              "not answer (0: forever); the same on every rank, longer than an evaluation or a checkpoint save")
       ->check(cli::non_negative);
+  local_flag("--max-memory", s.max_memory,
+             "refuse to start when the memory estimate (printed at start) exceeds this size, e.g. 20GB or 512MB "
+             "(default: the memory available; 0 or none: no check)")
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            try {
+              training::parse_memory_size(text);
+              return std::string();
+            } catch (const std::invalid_argument& e) {
+              return std::string(e.what());
+            }
+          },
+          "SIZE", ""));
+  app.add_flag("--no-mfu", s.no_mfu, "skip the GEMM rate measurement at start (~0.3 s) and the MFU on the progress line");
   app.footer(nn::placement_help());
 }
 

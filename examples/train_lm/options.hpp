@@ -46,6 +46,8 @@ struct Settings {
   std::int64_t fail_on_rank = -1, fail_at_step = 0;  // tests: make one rank throw
   std::string fail_mode = "throw";                   // ... or kill, hang, kill-in-save (faults.hpp)
   double comm_timeout = 300;                         // with --ddp: seconds one collective may wait
+  std::string max_memory;  // the memory the run may need ("20GB", "none"); empty: what is available
+  bool no_mfu = false;     // no GEMM measurement, no MFU on the progress line
 };
 
 class Options {

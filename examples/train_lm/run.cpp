@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "files.hpp"
+#include "resources.hpp"
 
 namespace lm {
 
@@ -99,6 +100,7 @@ void Run::wire_state() {
 
 void Run::build(Options& options) {
   stream_ = load_data(s, tokenizer_);
+  check_memory(s, options.model_config(vocab_size()), job_);  // before the model is built
   manual_seed(s.seed);
   model_ = std::make_shared<nn::TransformerLM>(options.model_config(vocab_size()));
   optimizer_ = make_optimizer(*model_, s);
@@ -116,6 +118,7 @@ void Run::resume(Options& options) {
   const io::Checkpoint saved = io::load_checkpoint(s.checkpoint);
   for (const std::string& note : options.take_from(saved, s.checkpoint)) std::printf("note: %s\n", note.c_str());
   stream_ = load_data(s, tokenizer_);
+  check_memory(s, io::lm_config_from(saved, s.checkpoint), job_);
   model_ = io::model_from<nn::TransformerLM>(saved, s.checkpoint);  // the configuration and weights of the file
   if (model_->config.vocab_size != vocab_size())
     throw io::FormatError(s.checkpoint + ": the model has " + std::to_string(model_->config.vocab_size) +
