@@ -8,6 +8,7 @@
 #include "autograd/dtype.hpp"
 #include "autograd/engine.hpp"
 #include "autograd/errors.hpp"
+#include "autograd/gemm_census.hpp"
 #include "autograd/gemm_rate.hpp"
 #include "autograd/grad_mode.hpp"
 #include "autograd/gradcheck.hpp"

@@ -10,6 +10,7 @@
 #include <mutex>
 
 #include "errors.hpp"
+#include "gemm_census.hpp"
 #include "profiler.hpp"
 
 namespace tapegrad {
@@ -20,6 +21,7 @@ template <>
 void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                  float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                  float beta, float* C, std::int64_t ldc) {
+  gemm_census_count(DType::float32, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
@@ -30,6 +32,7 @@ template <>
 void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                   double alpha, const double* A, std::int64_t lda, const double* B,
                   std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
+  gemm_census_count(DType::float64, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,

@@ -15,19 +15,30 @@ std::string GemmShape::str() const { return std::to_string(M) + "x" + std::to_st
 
 GemmRate measure_gemm_flops_per_second(DType dtype, const GemmShape& s, double seconds) {
   if (s.M <= 0 || s.N <= 0 || s.K <= 0) throw ValueError("measure_gemm_flops_per_second: the shape must be positive, got " + s.str());
+  return measure_gemm_flops_per_second(GemmCall{dtype, false, false, s.M, s.N, s.K}, seconds);
+}
+
+GemmRate measure_gemm_flops_per_second(const GemmCall& s, double seconds) {
+  const DType dtype = s.dtype;
+  if (s.M <= 0 || s.N <= 0 || s.K <= 0)
+    throw ValueError("measure_gemm_flops_per_second: the shape must be positive, got " + s.str());
   if (!(seconds > 0)) throw ValueError("measure_gemm_flops_per_second: seconds must be positive");
   if (!is_floating(dtype)) throw_unsupported_dtype("measure_gemm_flops_per_second", dtype);
   // Its own generator: measuring leaves the default one (dropout, initialization) untouched.
   Generator gen(20240601);
-  const Tensor a = randn({s.M, s.K}, gen, dtype), b = randn({s.K, s.N}, gen, dtype);
+  // op(A) is (M, K): stored (K, M) when transposed; op(B) (K, N): stored (N, K).
+  const Tensor a = randn(s.trans_a ? Shape{s.K, s.M} : Shape{s.M, s.K}, gen, dtype);
+  const Tensor b = randn(s.trans_b ? Shape{s.N, s.K} : Shape{s.K, s.N}, gen, dtype);
   Tensor c = Tensor::empty({s.M, s.N}, dtype);
   using clock = std::chrono::steady_clock;
   GemmRate rate;
   rate.threads = get_num_threads();
   double fastest = INFINITY, spent = 0;
   dispatch_floating(dtype, "measure_gemm_flops_per_second", [&]<typename T>() {
-    auto product = [&] {  // C (M, N) = A (M, K) · B (K, N), the call of matmul and Linear
-      blas::gemm<T>(false, false, s.M, s.N, s.K, T(1), a.data<T>(), s.K, b.data<T>(), s.N, T(0), c.data<T>(), s.N);
+    const std::int64_t lda = s.trans_a ? s.M : s.K, ldb = s.trans_b ? s.K : s.N;
+    auto product = [&] {  // C (M, N) = op(A) (M, K) · op(B) (K, N), the call of matmul and Linear
+      blas::gemm<T>(s.trans_a, s.trans_b, s.M, s.N, s.K, T(1), a.data<T>(), lda, b.data<T>(), ldb, T(0), c.data<T>(),
+                    s.N);
     };
     product();  // untimed: first-touch pages, thread start-up
     while (rate.repetitions < 3 || spent < seconds) {

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "dtype.hpp"
+#include "gemm_census.hpp"
 
 namespace tapegrad {
 
@@ -35,5 +36,9 @@ struct GemmRate {
 // preemption. Throws ValueError on a non-positive shape or duration, DTypeError on an
 // integer dtype.
 GemmRate measure_gemm_flops_per_second(DType dtype, const GemmShape& shape = {}, double seconds = 0.3);
+// The same for one call of a census (gemm_census.hpp), with its transpose flags: op(A) is
+// stored transposed when trans_a, as the step's own call stores it (NT and TN products of one
+// size run at different speeds).
+GemmRate measure_gemm_flops_per_second(const GemmCall& call, double seconds = 0.3);
 
 }  // namespace tapegrad

@@ -6,6 +6,13 @@
 //   train_step --config S --threads 1            # ms/step (median, min, max), tokens/s, GFLOP/s, peak RSS
 //   train_step --config M --placement post --steps 10 --warmup 2
 //   train_step --config S --profile              # time per op kind, forward and backward
+//   train_step --config S --floor                # the step against its GEMM floor
+//
+// The GEMM floor: one step's products are counted by shape (autograd/gemm_census.hpp), each
+// shape's rate is measured in this process with the same threads (autograd/gemm_rate.hpp),
+// and the floor is Σ calls · 2MNK / rate: the step's time if it did nothing but its GEMMs,
+// each at the speed BLAS reaches on it. The step's median over the floor says how much time
+// goes elsewhere (elementwise ops, softmax, norms, the optimizer, allocation).
 //
 // GFLOP/s counts the matmul work of a step (3x the forward: the forward, then dA and dB in
 // backward), attention's two batched products at full T x T (as the kernel computes them), and
@@ -39,6 +46,38 @@ BenchConfig config_named(const std::string& name) {
   throw ValueError("--config: unknown config '" + name + "' (S, M or G)");
 }
 
+struct GemmFloor {
+  double ms = 0;      // Σ calls · 2MNK / rate
+  std::string table;  // one line per shape, most time first
+};
+
+// Measures each shape of the census (seconds of timing each) and sums the floor.
+GemmFloor gemm_floor_of(const GemmCensus& census, double seconds) {
+  struct Row {
+    GemmCall call;
+    std::int64_t count;
+    double gflops_per_s, ms;
+  };
+  std::vector<Row> rows;
+  GemmFloor f;
+  for (const auto& [call, count] : census.calls) {
+    const double rate = measure_gemm_flops_per_second(call, seconds).flops_per_second;
+    const double ms = 1000.0 * double(count) * call.flops() / rate;
+    rows.push_back({call, count, rate / 1e9, ms});
+    f.ms += ms;
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
+  char line[160];
+  std::snprintf(line, sizeof line, "    %-28s %7s %10s %9s %6s\n", "GEMM (dtype, op, MxNxK)", "calls", "GFLOP/s", "ms/step", "share");
+  f.table = line;
+  for (const Row& r : rows) {
+    std::snprintf(line, sizeof line, "    %-28s %7lld %10.1f %9.3f %5.1f%%\n", r.call.str().c_str(),
+                  static_cast<long long>(r.count), r.gflops_per_s, r.ms, 100 * r.ms / f.ms);
+    f.table += line;
+  }
+  return f;
+}
+
 // Matmul FLOPs of one training step (forward + backward = 3 x forward).
 double step_flops(const BenchConfig& c) {
   const double tokens = static_cast<double>(c.batch * c.seq_len), d = static_cast<double>(c.d_model);
@@ -61,7 +100,8 @@ int main(int argc, char** argv) {
   std::string config_name = "S", placement = "pre";
   int threads = 1, steps = 20, warmup = 3;
   std::uint64_t seed = 0;
-  bool profile = false, csv = false;
+  bool profile = false, csv = false, floor = false;
+  double floor_seconds = 0.1;
   app.add_option("--config", config_name, "S, M or G (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
@@ -70,6 +110,10 @@ int main(int argc, char** argv) {
   app.add_option("--seed", seed, "initialization and data seed")->capture_default_str();
   app.add_flag("--profile", profile, "also print the time per op kind (forward and backward)");
   app.add_flag("--csv", csv, "one machine-readable line: config,placement,threads,median_ms,min_ms,max_ms,tokens_per_s,gflops,peak_rss_mib");
+  app.add_flag("--floor", floor, "also measure the step's GEMM floor: its products by shape, each shape's rate measured "
+               "here, and the step as a multiple of the floor (with --csv: two more columns, floor_ms and x_floor)");
+  app.add_option("--floor-seconds", floor_seconds, "seconds of timing per GEMM shape for --floor")
+      ->capture_default_str()->check(cli::positive);
   CLI11_PARSE(app, argc, argv);
 
   set_num_threads(threads);
@@ -116,14 +160,22 @@ int main(int argc, char** argv) {
     }
   }
   const AllocatorStats after = allocator_stats();
+  GemmCensus census;
+  if (floor) {
+    GemmCensusGuard taking(census);
+    step();
+  }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
   const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
   const double gflops = step_flops(c) / (median / 1000) / 1e9;
+  const GemmFloor gemm_floor = floor ? gemm_floor_of(census, floor_seconds) : GemmFloor{};
   if (csv) {
-    std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f\n", config_name.c_str(), placement.c_str(), threads, median,
+    std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f", config_name.c_str(), placement.c_str(), threads, median,
                 sorted.front(), sorted.back(), tokens_per_s, gflops, peak_rss_mib());
+    if (floor) std::printf(",%.2f,%.3f", gemm_floor.ms, median / gemm_floor.ms);
+    std::printf("\n");
   } else {
     std::printf("tapegrad %s (%lld layers, d %lld, T %lld, B %lld, vocab %lld), %s, %d thread(s), BLAS core %s\n",
                 config_name.c_str(), (long long)c.layers, (long long)c.d_model, (long long)c.seq_len,
@@ -133,6 +185,13 @@ int main(int argc, char** argv) {
     std::printf("  %.0f tensor allocations per step, %.1f of them new memory (the rest reused from the cache)\n",
                 double(after.allocations - before.allocations) / steps,
                 double(after.os_allocations - before.os_allocations) / steps);
+  }
+  if (floor && !csv) {
+    std::printf("  GEMM floor %.2f ms: %.3f GFLOP in %lld products of %zu shapes, at their rates measured here; "
+                "the step is %.2fx its floor\n",
+                gemm_floor.ms, census.total_flops() / 1e9, static_cast<long long>(census.total_calls()),
+                census.calls.size(), median / gemm_floor.ms);
+    std::cout << gemm_floor.table;
   }
   if (profile) std::cout << prof.report(steps);
   return 0;
