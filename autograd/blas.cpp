@@ -17,12 +17,42 @@ namespace tapegrad {
 
 namespace blas {
 
+namespace {
+
+// A product with one row or one column is a matrix-vector product: one token's projections
+// while generating (M = 1), or its attention over the cached keys. gemv reads the matrix once;
+// OpenBLAS 0.3.21's gemm would first copy it into packed panels (a second pass over the
+// weights, which is most of the work at M = 1). Returns false for other shapes.
+//   M = 1:  c (1, N) = a (1, K) · op(B) (K, N)  =  op(B)ᵀ · a
+//   N = 1:  c (M, 1) = op(A) (M, K) · b (K, 1)
+// A row of a transposed operand is a column of its storage: stride ld instead of 1.
+template <typename T, typename Gemv>
+bool as_gemv(Gemv gemv, bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
+             const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  if (K == 0 || (M != 1 && N != 1)) return false;
+  // beta = 0 must overwrite whatever C holds, NaN included: gemv scales y by beta first.
+  if (beta == T(0))
+    for (std::int64_t i = 0; i < (M == 1 ? N : M); ++i) C[M == 1 ? i : i * ldc] = T(0);
+  const auto i = [](std::int64_t v) { return static_cast<int>(v); };
+  if (M == 1) {  // B stored (K, N) without trans_b, (N, K) with it
+    gemv(CblasRowMajor, trans_b ? CblasNoTrans : CblasTrans, i(trans_b ? N : K), i(trans_b ? K : N), alpha, B,
+         i(ldb), A, i(trans_a ? lda : 1), beta, C, 1);
+  } else {  // A stored (M, K) without trans_a, (K, M) with it
+    gemv(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, i(trans_a ? K : M), i(trans_a ? M : K), alpha, A,
+         i(lda), B, i(trans_b ? 1 : ldb), beta, C, i(ldc));
+  }
+  return true;
+}
+
+}  // namespace
+
 template <>
 void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                  float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                  float beta, float* C, std::int64_t ldc) {
   gemm_census_count(DType::float32, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
+  if (as_gemv(cblas_sgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
               static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
@@ -34,6 +64,7 @@ void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
                   std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
   gemm_census_count(DType::float64, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
+  if (as_gemv(cblas_dgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
               static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));

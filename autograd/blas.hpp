@@ -10,6 +10,7 @@ namespace tapegrad {
 namespace blas {
 // C[M,N] = alpha · op(A) · op(B) + beta · C, row-major, where op(X) is X or Xᵀ.
 // A is (M, K) — or (K, M) stored when trans_a — with leading dimension lda; likewise B.
+// A product with one row or one column (M = 1 or N = 1) runs as a matrix-vector product.
 template <typename T>
 void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
           const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,

@@ -8,17 +8,46 @@
 //   generate                                    # 512 tokens at d_model 256, 6 layers, 1 thread
 //   generate --tokens 16 --d-model 32 --layers 2  # a smoke run
 //   generate --rope --kv-heads 2                  # rotary positions, grouped-query attention
+//
+// It also prints the tensor allocations per generated token (and how many needed new memory
+// from the system), and the memory-bandwidth limit of one-token decoding: each token reads
+// every weight and the whole cache once, so a token cannot take less than those bytes over the
+// read bandwidth, measured here on a buffer of the same size (so in the same cache level).
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <vector>
 
 #include <tapegrad/tapegrad.hpp>
 
 #include "../examples/cli_checks.hpp"
 
 using namespace tapegrad;
+
+namespace {
+
+// The fastest of `passes` full reads of a buffer of `bytes` bytes, in bytes per second: every
+// float is loaded once per pass (a vectorized sum, on the program's threads).
+double read_bandwidth(double bytes, int passes = 20) {
+  std::vector<float> buffer(static_cast<std::size_t>(bytes / sizeof(float)) + 1, 1.0f);
+  const auto n = static_cast<std::int64_t>(buffer.size());
+  const float* data = buffer.data();
+  double best = 1e30, sink = 0;
+  for (int pass = 0; pass < passes; ++pass) {
+    const auto t0 = std::chrono::steady_clock::now();
+    float sum = 0;
+#pragma omp parallel for simd reduction(+ : sum)
+    for (std::int64_t i = 0; i < n; ++i) sum += data[i];
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    sink += sum;
+  }
+  if (sink < 0) std::printf("%f", sink);  // keeps the sums from being optimized away
+  return static_cast<double>(n) * sizeof(float) / best;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"Time greedy generation with the KV cache against recomputing the sequence at every step"};
@@ -68,10 +97,29 @@ int main(int argc, char** argv) {
                 threads);
     model.generate(prompt, std::min<std::int64_t>(tokens, 8), greedy);  // warm-up: the allocator's cache
     auto t0 = std::chrono::steady_clock::now();
+    const AllocatorStats before = allocator_stats();
     const std::vector<std::int64_t> cached = model.generate(prompt, tokens, greedy).to_vector<std::int64_t>();
     const double cached_s = seconds_since(t0);
+    const AllocatorStats after = allocator_stats();
     const double cached_rate = static_cast<double>(tokens) / cached_s;
-    std::printf("  kv cache:    %8.3f s  %10.1f tokens/s\n", cached_s, cached_rate);
+    std::printf("  kv cache:    %8.3f s  %10.1f tokens/s  (%.3f ms/token)\n", cached_s, cached_rate,
+                1000 * cached_s / static_cast<double>(tokens));
+    std::printf("  %.1f tensor allocations per token, %.3f of them new memory (the rest reused from the cache)\n",
+                double(after.allocations - before.allocations) / double(tokens),
+                double(after.os_allocations - before.os_allocations) / double(tokens));
+    // Bytes one decoding step must read: every weight, and each layer's cached keys and values
+    // (the mean cache length over the generated tokens).
+    double weight_bytes = 0;
+    for (const Tensor& p : model.parameters()) weight_bytes += double(p.numel()) * double(size_of(p.dtype()));
+    const double kv_width = double(kv_heads > 0 ? kv_heads : heads) * double(d_model / heads);
+    const double mean_length = double(prompt_len) + double(tokens - 1) / 2;
+    const double cache_bytes = double(layers) * 2 * kv_width * mean_length * sizeof(float);
+    const double bandwidth = read_bandwidth(weight_bytes + cache_bytes);
+    const double limit_ms = 1000 * (weight_bytes + cache_bytes) / bandwidth;
+    std::printf("  bandwidth limit: %.2f MB of weights + %.2f MB of cache (mean) per token at %.1f GB/s "
+                "(read on a buffer that size) = %.3f ms/token; the kv cache runs at %.2fx the limit\n",
+                weight_bytes / 1e6, cache_bytes / 1e6, bandwidth / 1e9, limit_ms,
+                1000 * cached_s / double(tokens) / limit_ms);
     if (skip_recompute) return 0;
 
     // Recomputation: the whole sequence through forward() at every step.

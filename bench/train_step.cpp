@@ -43,7 +43,8 @@ BenchConfig config_named(const std::string& name) {
   if (name == "S") return {4, 128, 4, 64, 8, 256};
   if (name == "M") return {6, 384, 6, 256, 8, 256};
   if (name == "G") return {12, 768, 12, 64, 4, 50257};
-  throw ValueError("--config: unknown config '" + name + "' (S, M or G)");
+  if (name == "L") return {6, 384, 6, 2048, 1, 256};  // long context: M's model at T 2048
+  throw ValueError("--config: unknown config '" + name + "' (S, M, G or L)");
 }
 
 struct GemmFloor {
@@ -102,7 +103,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool profile = false, csv = false, floor = false;
   double floor_seconds = 0.1;
-  app.add_option("--config", config_name, "S, M or G (see bench/README.md)")->capture_default_str();
+  app.add_option("--config", config_name, "S, M, G or L (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
   app.add_option("--steps", steps, "timed steps")->capture_default_str()->check(cli::positive);

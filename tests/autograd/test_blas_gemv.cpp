@@ -1,0 +1,62 @@
+// test_blas_gemv.cpp — blas::gemm with one row (M = 1) or one column (N = 1) runs as gemv
+// (blas.cpp): every transpose flag, leading dimensions wider than the matrices, beta 0 over a
+// C that holds NaN (it must be overwritten) and beta 1 (accumulate), against a naive product.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <vector>
+
+#include <tapegrad/autograd/blas.hpp>
+
+using namespace tapegrad;
+
+namespace {
+
+// C = alpha·op(A)·op(B) + beta·C computed element by element (beta 0 ignores C).
+template <typename T>
+void naive_gemm(bool ta, bool tb, int M, int N, int K, T alpha, const std::vector<T>& A, int lda,
+                const std::vector<T>& B, int ldb, T beta, std::vector<T>& C, int ldc) {
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += double(ta ? A[k * lda + i] : A[i * lda + k]) * double(tb ? B[j * ldb + k] : B[k * ldb + j]);
+      T& c = C[i * ldc + j];
+      c = static_cast<T>(alpha * s + (beta == T(0) ? 0.0 : double(beta) * double(c)));
+    }
+}
+
+template <typename T>
+void check_shape(bool ta, bool tb, int M, int N, int K, T beta) {
+  const int pad = 3;  // every leading dimension is wider than its matrix
+  const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+  std::vector<T> A((ta ? K : M) * lda), B((tb ? N : K) * ldb);
+  for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<T>(std::sin(0.7 * double(i) + 0.1));
+  for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<T>(std::cos(0.3 * double(i) + 0.2));
+  std::vector<T> C(M * ldc), expected(M * ldc);
+  for (std::size_t i = 0; i < C.size(); ++i) C[i] = expected[i] = beta == T(0) ? NAN : static_cast<T>(0.5 * double(i));
+  blas::gemm<T>(ta, tb, M, N, K, T(1.5), A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  naive_gemm<T>(ta, tb, M, N, K, T(1.5), A, lda, B, ldb, beta, expected, ldc);
+  const double tol = sizeof(T) == 4 ? 1e-4 : 1e-12;
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      INFO("trans_a " << ta << ", trans_b " << tb << ", M " << M << ", N " << N << ", K " << K << ", beta "
+                      << beta << ", element (" << i << ", " << j << ")");
+      CHECK(std::abs(double(C[i * ldc + j]) - double(expected[i * ldc + j])) <= tol * (1 + std::abs(double(expected[i * ldc + j]))));
+    }
+  // The padding between rows is never written.
+  for (int i = 0; i < M; ++i)
+    for (int j = N; j < ldc; ++j) CHECK((std::isnan(double(C[i * ldc + j])) || C[i * ldc + j] == expected[i * ldc + j]));
+}
+
+}  // namespace
+
+TEST_CASE("blas::gemm with one row or one column equals the naive product", "[blas]") {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (auto [M, N] : {std::pair{1, 37}, std::pair{29, 1}, std::pair{1, 1}}) {
+        check_shape<float>(ta, tb, M, N, 19, 0.0f);
+        check_shape<float>(ta, tb, M, N, 19, 1.0f);
+        check_shape<double>(ta, tb, M, N, 19, 0.0);
+        check_shape<double>(ta, tb, M, N, 19, 1.0);
+      }
+}
