@@ -4,7 +4,9 @@
 A GPT-2-style LM: learned positions, tied head, GELU-tanh MLP 4x, LayerNorm eps 1e-5, causal
 self-attention (PyTorch 1.13 has no fused attention, so: matmul, masked_fill, softmax, matmul),
 AdamW (lr 3e-4, weight decay 0.1 on matrices), cross-entropy; Pre-LN or Post-LN. Same configs
-and printout as train_step (--csv gives the same columns). Run with Debian's python3-torch:
+and printout as train_step (--csv gives the same columns), plus the first and last step's loss.
+bench/libtorch_train_step.cpp is this script in C++ (same weights, data and losses). Run with
+Debian's python3-torch:
 
     /usr/bin/python3 bench/torch_train_step.py --config S --threads 1
     /usr/bin/python3 bench/torch_train_step.py --config S --threads 1 --blas-threads 2
