@@ -4,7 +4,9 @@
 A GPT-2-style LM: learned positions, tied head, GELU-tanh MLP 4x, LayerNorm eps 1e-5, causal
 self-attention (PyTorch 1.13 has no fused attention, so: matmul, masked_fill, softmax, matmul),
 AdamW (lr 3e-4, weight decay 0.1 on matrices), cross-entropy; Pre-LN or Post-LN. Same configs
-and printout as train_step (--csv gives the same columns). Run with Debian's python3-torch:
+and printout as train_step (--csv gives the same columns), plus the first and last step's loss.
+bench/libtorch_train_step.cpp is this script in C++ (same weights, data and losses). Run with
+Debian's python3-torch:
 
     /usr/bin/python3 bench/torch_train_step.py --config S --threads 1
     /usr/bin/python3 bench/torch_train_step.py --config S --threads 1 --blas-threads 2
@@ -23,6 +25,7 @@ CONFIGS = {  # layers, d_model, heads, seq_len, batch, vocab — as in train_ste
     "S": (4, 128, 4, 64, 8, 256),
     "M": (6, 384, 6, 256, 8, 256),
     "G": (12, 768, 12, 64, 4, 50257),
+    "L": (6, 384, 6, 2048, 1, 256),
 }
 
 
@@ -115,12 +118,11 @@ def main():
         opt.step()
         return loss.item()
 
-    for _ in range(args.warmup):
-        step()
+    losses = [step() for _ in range(args.warmup)]
     ms = []
     for _ in range(args.steps):
         t0 = time.perf_counter()
-        step()
+        losses.append(step())
         ms.append((time.perf_counter() - t0) * 1000)
     median = statistics.median_low(ms)
     tokens_per_s = B * T / (median / 1000)
@@ -134,6 +136,7 @@ def main():
               f"{args.threads} thread(s), OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}")
         print(f"  {median:.2f} ms/step median (min {min(ms):.2f}, max {max(ms):.2f} over {args.steps} steps), "
               f"{tokens_per_s:.0f} tokens/s, {gflops:.1f} GFLOP/s, peak RSS {rss:.0f} MiB")
+        print(f"  loss {losses[0]:.6f} at the first step, {losses[-1]:.6f} at the last")
 
 
 if __name__ == "__main__":
