@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   std::string config_name = "S", placement = "pre";
   int threads = 1, steps = 20, warmup = 3;
   std::uint64_t seed = 0;
-  bool profile = false, csv = false, floor = false;
+  bool profile = false, csv = false, floor = false, checkpoint = false;
   double floor_seconds = 0.1;
   app.add_option("--config", config_name, "S, M, G or L (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
@@ -113,6 +113,8 @@ int main(int argc, char** argv) {
   app.add_flag("--csv", csv, "one machine-readable line: config,placement,threads,median_ms,min_ms,max_ms,tokens_per_s,gflops,peak_rss_mib");
   app.add_flag("--floor", floor, "also measure the step's GEMM floor: its products by shape, each shape's rate measured "
                "here, and the step as a multiple of the floor (with --csv: two more columns, floor_ms and x_floor)");
+  app.add_flag("--checkpoint-activations", checkpoint, "run every block under checkpoint(): its forward keeps only "
+               "its input, its backward runs it again (less memory, one more forward)");
   app.add_option("--floor-seconds", floor_seconds, "seconds of timing per GEMM shape for --floor")
       ->capture_default_str()->check(cli::positive);
   CLI11_PARSE(app, argc, argv);
@@ -131,6 +133,7 @@ int main(int argc, char** argv) {
   mc.tie_weights = true;
   mc.init = nn::InitScheme::gpt2;
   nn::TransformerLM model(mc);
+  model.set_activation_checkpointing(checkpoint);
   optim::AdamW opt(optim::weight_decay_groups(model, optim::AdamOptions(3e-4).weight_decay(0.1)));
 
   Generator gen(seed + 1);
@@ -181,6 +184,7 @@ int main(int argc, char** argv) {
     std::printf("tapegrad %s (%lld layers, d %lld, T %lld, B %lld, vocab %lld), %s, %d thread(s), BLAS core %s\n",
                 config_name.c_str(), (long long)c.layers, (long long)c.d_model, (long long)c.seq_len,
                 (long long)c.batch, (long long)c.vocab, placement.c_str(), threads, blas_core_name().c_str());
+    if (checkpoint) std::printf("  activation checkpointing: every block recomputed in backward\n");
     std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
                 median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
     std::printf("  %.0f tensor allocations per step, %.1f of them new memory (the rest reused from the cache)\n",
