@@ -5,8 +5,9 @@
 // where M is the dropout mask scaled by 1/(1-p) (all ones without dropout). Backward:
 //   dV = Pdᵀ·dO   dPd = dO·vᵀ   dP = dPd ⊙ M   dS = P ⊙ (dP − rowsum(dP ⊙ P))
 //   dQ = dS·k·scale   dK = dSᵀ·q·scale
-// Only q, k, v and one logsumexp per query row are saved, never P (Tq·Tk per pair). Not a
-// flash-attention kernel: S of one pair is materialized, one pair per thread. A recorded
+// Only q, k, v and one logsumexp per query row are saved, never P (Tq·Tk per pair). These
+// are the materialized kernels: S of one pair lives in a Tq·Tk scratch, one pair per thread;
+// attention_flash.cpp has the tiled ones, and select_attention_kernel below picks. A recorded
 // backward pass (create_graph) differentiates the same attention composed of
 // differentiable ops instead (attention_composite).
 #include <algorithm>
@@ -22,34 +23,20 @@
 #include "../vec_math.hpp"
 #include "../random.hpp"
 #include "../recompute.hpp"
+#include "attention_common.hpp"
 #include "gemm_layout.hpp"
 
 namespace tapegrad {
 
+using detail::AttentionConfig;
+using detail::AttentionDims;
+using detail::gemm_or_zero;
+using detail::HeadLayout;
+using detail::visible_end;
+
 namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
-
-// Hkv: the heads of k and v. Grouped-query attention (Ainslie et al. 2023, "GQA", arXiv
-// 2305.13245) lets G = H / Hkv query heads share one key/value head: query head h reads kv
-// head h / G (Hkv = H: multi-head attention; Hkv = 1: multi-query attention, Shazeer 2019).
-struct AttentionDims {
-  std::int64_t B = 0, H = 0, Tq = 0, Tk = 0, D = 0, Dv = 0, Hkv = 0;
-  std::int64_t pairs() const { return B * H; }
-  std::int64_t kv_pairs() const { return B * Hkv; }
-  std::int64_t group() const { return H / Hkv; }  // G query heads per kv head
-};
-
-// Where the (Tq, D) matrix of pair (b, h) starts, and the distance between its rows (gemm's
-// leading dimension). The last dim must be contiguous; the other strides are free, so the
-// transposed view of a (B, T, H, D) tensor is read in place.
-// group: query heads per stored head (G for k and v under GQA, 1 otherwise), so that query
-// head h finds its k and v at stored head h / group: the kv heads are read where they are,
-// never repeated in memory.
-struct HeadLayout {
-  std::int64_t batch_stride = 0, head_stride = 0, ld = 1, group = 1;
-  std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * batch_stride + (h / group) * head_stride; }
-};
 
 // The ld of t's (T, D) matrices when gemm can read them in place as stored: the kernels fix
 // their own transpose flags, so a transposed layout does not do. A dim of size ≤ 1 is never
@@ -75,38 +62,10 @@ Tensor gemm_ready(const Tensor& t, HeadLayout& layout, std::int64_t group = 1) {
   return ready;
 }
 
-// What the mask and dropout need, as plain data the kernels can read from any thread.
-struct AttentionConfig {
-  bool causal = false;
-  // With causal: query i sees keys j <= i + causal_offset. 0 aligns the mask top-left (query
-  // i, key i); Tk − Tq aligns it bottom-right: the last query sees every key, as the new
-  // queries of a KV cache step see the cached keys before them and themselves.
-  std::int64_t causal_offset = 0;
-  const unsigned char* key_padding = nullptr;  // (B, Tk), 1 = padded key; nullptr = none
-  double dropout_p = 0.0;
-  const std::uint64_t* seeds = nullptr;  // one dropout seed per (b, h) pair; nullptr = no dropout
-  double scale = 1.0;
-};
-
 AttentionConfig make_config(bool causal, std::int64_t causal_offset, const std::vector<unsigned char>& key_padding,
                             double dropout_p, const std::vector<std::uint64_t>& seeds, double scale) {
   return {causal, causal_offset, key_padding.empty() ? nullptr : key_padding.data(), dropout_p,
           seeds.empty() ? nullptr : seeds.data(), scale};
-}
-
-// C[M,N] = alpha·op(A)·op(B) (+ C when accumulate), and zeros when K = 0 and not
-// accumulating (BLAS rejects the empty sizes).
-template <typename T>
-void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
-                  const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc,
-                  bool accumulate = false) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    if (!accumulate)
-      for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
-    return;
-  }
-  blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc);
 }
 
 // With a causal mask, query i sees keys 0..i + o only (o = causal_offset), so the products
@@ -154,12 +113,6 @@ void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64
       for (std::int64_t j = 0; j < d.Tk; ++j)
         if (pad[j]) row[j] = -INFINITY;
   }
-}
-
-// Keys j >= visible_end are hidden by the causal mask: the row loops stop there, which
-// halves the exp() calls of causal attention.
-std::int64_t visible_end(std::int64_t i, const AttentionDims& d, const AttentionConfig& cfg) {
-  return cfg.causal ? std::min(i + 1 + cfg.causal_offset, d.Tk) : d.Tk;
 }
 
 // keep[i] = 1 with probability 1 - p, drawn in row-major order from a generator seeded for
@@ -319,6 +272,32 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
 
 // ---- glue
 
+}  // namespace
+
+AttentionKernel detail::select_attention_kernel(const char* op, const AttentionOptions& options, std::int64_t Tq,
+                                                std::int64_t Tk) {
+  const bool dropout = options.training && options.dropout_p > 0.0;
+  switch (options.kernel) {
+    case AttentionKernel::materialized:
+      return AttentionKernel::materialized;
+    case AttentionKernel::flash:
+      if (dropout)
+        throw ValueError(std::string(op) + ": kernel = AttentionKernel::flash does not support attention dropout "
+                         "(dropout_p = " + std::to_string(options.dropout_p) + " with training = true); use "
+                         "AttentionKernel::materialized or automatic, or dropout_p = 0");
+      return AttentionKernel::flash;
+    case AttentionKernel::automatic:
+      break;
+  }
+  // The rule documented at AttentionKernel, measured in attention_flash.cpp: the tiles pay
+  // once the scores of a pair no longer fit in cache; a decode step (Tq = 1) is one row.
+  if (dropout || Tq <= 1 || Tq * Tk < kFlashAttentionMinScores) return AttentionKernel::materialized;
+  return AttentionKernel::flash;
+}
+
+namespace {
+
+
 void check_causal_offset(const char* op, const AttentionOptions& options) {
   if (options.causal_offset < 0)
     throw ValueError(std::string(op) + ": causal_offset must be >= 0, got " + std::to_string(options.causal_offset));
@@ -439,18 +418,31 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const AttentionConfig cfg =
       make_config(options.causal, options.causal_offset, key_padding, options.dropout_p, seeds, scale);
 
+  const bool flash = detail::select_attention_kernel(kOp, options, d.Tq, d.Tk) == AttentionKernel::flash;
   Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.Dv}, q.dtype());  // every element is written
   Tensor lse = Tensor::empty({d.B, d.H, d.Tq}, q.dtype());
+  const HeadLayout lout = contiguous_layout(d.H, d.Tq, d.Dv);
   dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-    attention_forward(out.data<T>(), contiguous_layout(d.H, d.Tq, d.Dv), lse.data<T>(), q.data<T>(), lq,
-                      k.data<T>(), lk, v.data<T>(), lv, d, cfg);
+    if (flash)
+      detail::flash_attention_forward(out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk,
+                                      v.data<T>(), lv, d, cfg);
+    else
+      attention_forward(out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk, v.data<T>(), lv, d, cfg);
   });
 
   if (!should_record({q_in, k_in, v_in})) return out;
   const bool need_q = q_in.requires_grad(), need_k = k_in.requires_grad(), need_v = v_in.requires_grad();
+  // The flash backward reads the output (Δ = rowsum(dO ⊙ O)): saved as out.detach(), a new
+  // TensorImpl on the same storage with no grad_fn, so the node does not own its own output
+  // (no cycle node → out → node) and nothing is copied (softmax.cpp saves its output alike).
+  // No version counter guards it: copy_ and fill_ are the only in-place writes, unrecorded,
+  // and the library calls them on parameters, buffers and tensors it has just allocated, never
+  // on an op's output; a user who overwrites the output before backward gets a wrong dq, dk.
+  const Tensor saved_out = flash && (need_q || need_k) ? out.detach() : Tensor();
   record(out, kOp, {q_in, k_in, v_in},
-         [q_in, k_in, v_in, lse, d, key_padding, seeds, causal = options.causal, causal_offset = options.causal_offset,
-          p = options.dropout_p, scale, need_q, need_k, need_v](const Tensor& dout) -> TensorList {
+         [q_in, k_in, v_in, lse, saved_out, flash, d, key_padding, seeds, causal = options.causal,
+          causal_offset = options.causal_offset, p = options.dropout_p, scale, need_q, need_k,
+          need_v](const Tensor& dout) -> TensorList {
            // Points into this lambda's own copies of the mask bytes and seeds.
            const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): backpropagate through the composite
@@ -466,12 +458,21 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
            if (need_q) dq = Tensor::empty(q.shape(), q.dtype());  // every element is written
            if (need_k) dk = Tensor::empty(k.shape(), k.dtype());
            if (need_v) dv = Tensor::empty({d.B, d.Hkv, d.Tk, d.Dv}, q.dtype());
+           const HeadLayout lgq = contiguous_layout(d.H, d.Tq, d.D), lgk = contiguous_layout(d.Hkv, d.Tk, d.D, d.group()),
+                            lgv = contiguous_layout(d.Hkv, d.Tk, d.Dv, d.group());
            dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-             attention_backward(need_q ? dq.data<T>() : nullptr, contiguous_layout(d.H, d.Tq, d.D),
-                                need_k ? dk.data<T>() : nullptr, contiguous_layout(d.Hkv, d.Tk, d.D, d.group()),
-                                need_v ? dv.data<T>() : nullptr, contiguous_layout(d.Hkv, d.Tk, d.Dv, d.group()),
-                                dout_ready.data<T>(), lo, q.data<T>(), lq,
-                                k.data<T>(), lk, v.defined() ? v.data<T>() : nullptr, lv, lse.data<T>(), d, c);
+             T* dq_ = need_q ? dq.data<T>() : nullptr;
+             T* dk_ = need_k ? dk.data<T>() : nullptr;
+             T* dv_ = need_v ? dv.data<T>() : nullptr;
+             const T* v_ = v.defined() ? v.data<T>() : nullptr;
+             if (flash)
+               detail::flash_attention_backward(dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo,
+                                                saved_out.defined() ? saved_out.data<T>() : nullptr,
+                                                contiguous_layout(d.H, d.Tq, d.Dv), q.data<T>(), lq, k.data<T>(), lk,
+                                                v_, lv, lse.data<T>(), d, c);
+             else
+               attention_backward(dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo, q.data<T>(), lq,
+                                  k.data<T>(), lk, v_, lv, lse.data<T>(), d, c);
            });
            return {dq, dk, dv};
          }, DoubleBackward::supported);
@@ -519,16 +520,23 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   const AttentionConfig cfg =
       make_config(options.causal, options.causal_offset, key_padding, options.dropout_p, seeds, scale);
 
+  const bool flash = detail::select_attention_kernel(kPackedOp, options, T, T) == AttentionKernel::flash;
   Tensor out = Tensor::empty({B, T, C}, qkv.dtype());  // every element is written
   Tensor lse = Tensor::empty({B, H, T}, qkv.dtype());
   dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
     const T_* p = qkv.data<T_>();
-    attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv, packed_kv,
-                      d, cfg);
+    if (flash)
+      detail::flash_attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv,
+                                      p + C + Ckv, packed_kv, d, cfg);
+    else
+      attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv, packed_kv,
+                        d, cfg);
   });
   if (!should_record({qkv_in})) return out;
+  // The flash backward reads the output: saved detached, as in scaled_dot_product_attention.
+  const Tensor saved_out = flash ? out.detach() : Tensor();
   record(out, kPackedOp, {qkv_in},
-         [qkv_in, lse, packed_q, packed_kv, merged, d, C, Ckv, key_padding, seeds, causal = options.causal,
+         [qkv_in, lse, saved_out, flash, packed_q, packed_kv, merged, d, C, Ckv, key_padding, seeds, causal = options.causal,
           causal_offset = options.causal_offset, p = options.dropout_p, scale](const Tensor& dout) -> TensorList {
            const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): the split into heads, composed
@@ -548,8 +556,13 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
              const T_* x = qkv.data<T_>();
              T_* dx = dqkv.data<T_>();
-             attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged, x,
-                                packed_q, x + C, packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
+             if (flash)
+               detail::flash_attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(),
+                                                merged, saved_out.data<T_>(), merged, x, packed_q, x + C, packed_kv,
+                                                x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
+             else
+               attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged, x,
+                                  packed_q, x + C, packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
            });
            return {dqkv};
          }, DoubleBackward::supported);
