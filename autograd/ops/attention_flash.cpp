@@ -19,11 +19,21 @@ namespace {
 
 // Tile sizes. With D = Dv = 64 in float32, a q block (Bq·D), a k and a v tile (Bk·D each) and
 // the score tile (Bq·Bk) take 16 + 64 + 64 + 64 KB = 208 KB at Bq = 64, Bk = 256: they stay in
-// L2 (1-2 MB per core on these Xeons) while a tile's five gemms read them. OpenBLAS runs
-// gemms with a side below ~128 at ~88 GFLOP/s against ~150 for large ones, so the tiles are
-// as large as the cache allows (each gemm has D = 64 as one side anyway). Measured at T = 2048,
-// D = 64, causal, 1 thread, forward + backward (see the report in the commit log):
-// Bq = 64, Bk = 256 was as fast as any other choice in 64..128 × 256..512.
+// L2 (1-2 MB per core on these Xeons) while a tile's gemms read them. OpenBLAS runs gemms
+// with a side below ~128 at ~88 GFLOP/s against ~150 for large ones, so the tiles are as
+// large as the cache allows (each gemm has D = 64 as one side anyway).
+// Measured (forward + backward, B = 1, H = 2, D = 64, float32, 1 thread, causal; ms per pair
+// at T = 512 / 1024 / 2048, best of 5-60 runs, load average ~3 on 2 cores, so ±10%):
+//   Bq  64, Bk 128: 2.05 / 7.41 / 25.1      Bq 128, Bk 256: 1.94 / 6.66 / 25.1
+//   Bq  64, Bk 256: 1.90 / 6.78 / 24.7      Bq 128, Bk 512: 2.45 / 8.10 / 28.4
+//   Bq  64, Bk 512: 2.68 / 11.7 / 29.2      Bq  32, Bk 256: 2.02 / 8.28 / 30.8
+//   materialized:   2.16 / 11.5 / 41.2
+// Where automatic starts using these kernels (kFlashAttentionMinScores, ops.hpp), with
+// Bq = 64, Bk = 256, flash / materialized time at T = 128 / 256 / 384 / 512 / 1024 / 2048:
+//   causal      1.18 / 1.08 / 0.89 / 0.88 / 0.59 / 0.60
+//   not causal  1.03 / 0.88 / 0.92 / 0.88 / 0.84 / 0.76
+// so from Tq·Tk = 384·384 on (the materialized scores of one pair, 576 KB in float32, no
+// longer fit in L2 beside dP in the backward).
 constexpr std::int64_t kFlashBlockQ = 64;   // query rows per block
 constexpr std::int64_t kFlashBlockK = 256;  // keys per tile
 
