@@ -1,7 +1,8 @@
 // attention_common.hpp — internal: what the two attention kernel pairs share (dims, how a
 // head's matrix is found in memory, the mask config, gemm with empty sizes, the kernel choice).
-//   attention.cpp        the materialized kernels (S of one pair in a Tq·Tk scratch) and the glue
-//   attention_flash.cpp  the tiled online-softmax kernels (O(Bq·Bk) scratch per thread)
+//   attention.cpp               the glue: both public ops, kernel choice, composite for create_graph
+//   attention_materialized.cpp  the kernels with S of one pair in a Tq·Tk scratch
+//   attention_flash.cpp         the tiled online-softmax kernels (O(Bq·Bk) scratch per thread)
 // Not a public header: nothing here is part of the API (ops.hpp is).
 #pragma once
 
@@ -66,6 +67,25 @@ void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
   }
   blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc);
 }
+
+// ---- the materialized kernels, attention_materialized.cpp. lse (B, H, Tq) is contiguous;
+// q, k, v, dout, out and the gradients are read and written through their HeadLayout.
+// Backward: gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only
+// read when dq or dk is needed).
+
+template <typename T>
+void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const HeadLayout& lq, const T* k,
+                       const HeadLayout& lk, const T* v, const HeadLayout& lv, const AttentionDims& d,
+                       const AttentionConfig& cfg);
+
+template <typename T>
+void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& lgk, T* dv, const HeadLayout& lgv,
+                        const T* dout, const HeadLayout& lo, const T* q, const HeadLayout& lq, const T* k,
+                        const HeadLayout& lk, const T* v, const HeadLayout& lv, const T* lse, const AttentionDims& d,
+                        const AttentionConfig& cfg);
+
+// keep[i] = 1 with probability 1 - p, in row-major order, from a generator seeded for one pair.
+void draw_keep(unsigned char* keep, std::int64_t n, double p, std::uint64_t seed);
 
 // ---- the tiled ("flash") kernels, attention_flash.cpp. Same arguments as the materialized
 // pair; the backward also reads the forward's output (for Δ = rowsum(dO ⊙ O)). No dropout.
