@@ -2,7 +2,8 @@
 // materialized ones, in float64 with tiles small enough that every case crosses several tiles
 // and partial ones: forward and the three gradients for each mask, cross-attention, GQA,
 // Dv ≠ D, strided inputs and the packed self-attention path; a gradcheck; 1 vs 2 threads
-// bitwise; the error when flash is forced with dropout; what automatic picks.
+// bitwise; float32 with the default tiles; the error when flash is forced with dropout; what
+// automatic picks.
 #include <cmath>
 #include <string>
 
@@ -65,17 +66,18 @@ Grads run(F fn, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor&
   return {out.detach(), ql.grad(), kl.grad(), vl.grad()};
 }
 
-void check_close(const std::string& name, const Tensor& actual, const Tensor& expected, double tol) {
-  const auto c = compare_tensors(name, actual, expected, tol, tol);
+void check_close(const std::string& name, const Tensor& actual, const Tensor& expected, double atol,
+                 double rtol) {
+  const auto c = compare_tensors(name, actual, expected, atol, rtol);
   INFO(c.report);
   CHECK(c.ok);
 }
 
 void check_grads(const Grads& a, const Grads& b, double tol) {
-  check_close("out", a.out, b.out, tol);
-  check_close("dq", a.dq, b.dq, tol);
-  check_close("dk", a.dk, b.dk, tol);
-  check_close("dv", a.dv, b.dv, tol);
+  check_close("out", a.out, b.out, tol, tol);
+  check_close("dq", a.dq, b.dq, tol, tol);
+  check_close("dk", a.dk, b.dk, tol, tol);
+  check_close("dv", a.dv, b.dv, tol, tol);
 }
 
 bool bitwise_equal(const Tensor& a, const Tensor& b) { return a.to_vector<double>() == b.to_vector<double>(); }
@@ -150,8 +152,8 @@ TEST_CASE("packed self-attention runs the flash kernel like the materialized one
       };
       const auto [out_f, dqkv_f] = with(AttentionKernel::flash);
       const auto [out_m, dqkv_m] = with(AttentionKernel::materialized);
-      check_close("out", out_f, out_m, 1e-12);
-      check_close("dqkv", dqkv_f, dqkv_m, 1e-12);
+      check_close("out", out_f, out_m, 1e-12, 1e-12);
+      check_close("dqkv", dqkv_f, dqkv_m, 1e-12, 1e-12);
     }
 }
 
@@ -252,4 +254,23 @@ TEST_CASE("automatic picks the documented kernel", "[attention][flash]") {
     CHECK(bitwise_equal(out, scaled_dot_product_attention(q, k, v, flash)));
     CHECK_FALSE(bitwise_equal(out, scaled_dot_product_attention(q, k, v, materialized)));
   }
+}
+
+TEST_CASE("flash attention in float32 with its default tiles agrees with float64", "[attention][flash]") {
+  // T = 600: three key tiles of 256 (the last partial) and ten query blocks of 64.
+  Generator gen(59);
+  const Tensor q = randn({1, 2, 600, 16}, gen, DType::float64), k = randn({1, 1, 600, 16}, gen, DType::float64),
+               v = randn({1, 1, 600, 8}, gen, DType::float64), dout = randn({1, 2, 600, 8}, gen, DType::float64);
+  auto with = [&](AttentionKernel kernel, DType dtype) {
+    AttentionOptions o;
+    o.causal = true;
+    o.kernel = kernel;
+    return run([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
+               q.to(dtype), k.to(dtype), v.to(dtype), dout.to(dtype));
+  };
+  const Grads f32 = with(AttentionKernel::flash, DType::float32), f64 = with(AttentionKernel::materialized, DType::float64);
+  check_close("out", f32.out.to(DType::float64), f64.out, 1e-5, 1e-4);
+  check_close("dq", f32.dq.to(DType::float64), f64.dq, 1e-5, 1e-4);
+  check_close("dk", f32.dk.to(DType::float64), f64.dk, 1e-5, 1e-4);
+  check_close("dv", f32.dv.to(DType::float64), f64.dv, 1e-5, 1e-4);
 }
