@@ -173,8 +173,8 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 // A recorded backward (create_graph) differentiates the composite form whichever kernel ran.
 enum class AttentionKernel { automatic, materialized, flash };
 // automatic picks flash from Tq·Tk = 384·384 scores per pair on: measured faster from there
-// (T = 384: 0.9× the materialized time, forward + backward), slower below (causal T = 256:
-// 1.08×). See the figures in ops/attention_flash.cpp.
+// (T = 384: 0.9× the materialized time, forward + backward; T = 2048: 0.63×), slower below
+// (causal T = 256: 1.09×). See the figures in ops/attention_flash.cpp.
 inline constexpr std::int64_t kFlashAttentionMinScores = 384 * 384;
 
 struct AttentionOptions {

@@ -18,22 +18,25 @@ namespace tapegrad::detail {
 namespace {
 
 // Tile sizes. With D = Dv = 64 in float32, a q block (Bq·D), a k and a v tile (Bk·D each) and
-// the score tile (Bq·Bk) take 16 + 64 + 64 + 64 KB = 208 KB at Bq = 64, Bk = 256: they stay in
-// L2 (1-2 MB per core on these Xeons) while a tile's gemms read them. OpenBLAS runs gemms
-// with a side below ~128 at ~88 GFLOP/s against ~150 for large ones, so the tiles are as
-// large as the cache allows (each gemm has D = 64 as one side anyway).
-// Measured (forward + backward, B = 1, H = 2, D = 64, float32, 1 thread, causal; ms per pair
-// at T = 512 / 1024 / 2048, best of 5-60 runs, load average ~3 on 2 cores, so ±10%):
+// the score tile (Bq·Bk) take 16 + 64 + 64 + 64 KB = 208 KB at Bq = 64, Bk = 256 (the
+// backward adds a dS tile and the dK, dV rows of the key tile: 336 KB): they stay in L2 (1 MB
+// per core on this machine, an AVX-512 AMD EPYC with 2 cores) while a tile's gemms read them.
+// OpenBLAS runs gemms with a side below ~128 at ~88 GFLOP/s against ~150 for large ones, so
+// the tiles are as large as the cache allows (each gemm has D = 64 as one side anyway).
+// Measured with a standalone timing program (forward + backward of scaled_dot_product_attention,
+// B = 1, H = 2, D = 64, float32, causal, 1 thread; ms per pair at T = 512 / 1024 / 2048, best
+// of 10-60 runs; load average 2-3 on the 2 cores from other work, so ±10%):
 //   Bq  64, Bk 128: 2.05 / 7.41 / 25.1      Bq 128, Bk 256: 1.94 / 6.66 / 25.1
 //   Bq  64, Bk 256: 1.90 / 6.78 / 24.7      Bq 128, Bk 512: 2.45 / 8.10 / 28.4
 //   Bq  64, Bk 512: 2.68 / 11.7 / 29.2      Bq  32, Bk 256: 2.02 / 8.28 / 30.8
 //   materialized:   2.16 / 11.5 / 41.2
-// Where automatic starts using these kernels (kFlashAttentionMinScores, ops.hpp), with
-// Bq = 64, Bk = 256, flash / materialized time at T = 128 / 256 / 384 / 512 / 1024 / 2048:
-//   causal      1.18 / 1.08 / 0.89 / 0.88 / 0.59 / 0.60
-//   not causal  1.03 / 0.88 / 0.92 / 0.88 / 0.84 / 0.76
-// so from Tq·Tk = 384·384 on (the materialized scores of one pair, 576 KB in float32, no
-// longer fit in L2 beside dP in the backward).
+// Where automatic starts using these kernels (kFlashAttentionMinScores, ops.hpp): with Bq = 64,
+// Bk = 256, flash time / materialized time at T = 128 / 256 / 384 / 512 / 1024 / 2048:
+//   causal      1.13 / 1.09 / 0.92 / 0.89 / 0.76 / 0.63   (2048: 23.8 against 37.9 ms)
+//   not causal  1.04 / 0.91 / 0.89 / 0.87 / 0.86 / 0.79
+//   causal, 2 threads, H = 4:  T = 512 / 1024 / 2048: 0.91 / 0.77 / 0.66
+// so from Tq·Tk = 384·384 on: the materialized scores of one pair (576 KB in float32, and dP
+// beside them in the backward) no longer fit in L2.
 constexpr std::int64_t kFlashBlockQ = 64;   // query rows per block
 constexpr std::int64_t kFlashBlockK = 256;  // keys per tile
 
