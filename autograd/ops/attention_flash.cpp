@@ -23,9 +23,9 @@ namespace {
 // per core on this machine, an AVX-512 AMD EPYC with 2 cores) while a tile's gemms read them.
 // OpenBLAS runs gemms with a side below ~128 at ~88 GFLOP/s against ~150 for large ones, so
 // the tiles are as large as the cache allows (each gemm has D = 64 as one side anyway).
-// Measured with a standalone timing program (forward + backward of scaled_dot_product_attention,
-// B = 1, H = 2, D = 64, float32, causal, 1 thread; ms per pair at T = 512 / 1024 / 2048, best
-// of 10-60 runs; load average 2-3 on the 2 cores from other work, so ±10%):
+// Measured (forward + backward of scaled_dot_product_attention, B = 1, H = 2, D = 64, float32,
+// causal, 1 thread; ms per pair at T = 512 / 1024 / 2048, best of 10-60 runs; load average
+// 2-3 on the 2 cores from other work, so ±10%; bench/bench_attention times the same op):
 //   Bq  64, Bk 128: 2.05 / 7.41 / 25.1      Bq 128, Bk 256: 1.94 / 6.66 / 25.1
 //   Bq  64, Bk 256: 1.90 / 6.78 / 24.7      Bq 128, Bk 512: 2.45 / 8.10 / 28.4
 //   Bq  64, Bk 512: 2.68 / 11.7 / 29.2      Bq  32, Bk 256: 2.02 / 8.28 / 30.8
@@ -35,6 +35,8 @@ namespace {
 //   causal      1.13 / 1.09 / 0.92 / 0.89 / 0.76 / 0.63   (2048: 23.8 against 37.9 ms)
 //   not causal  1.04 / 0.91 / 0.89 / 0.87 / 0.86 / 0.79
 //   causal, 2 threads, H = 4:  T = 512 / 1024 / 2048: 0.91 / 0.77 / 0.66
+//   bench_attention at load 0.5, ms for both pairs, causal T = 256 / 384 / 2048:
+//   1.23 / 2.31 / 50.9 flash against 1.23 / 2.57 / 82.0 materialized
 // so from Tq·Tk = 384·384 on: the materialized scores of one pair (576 KB in float32, and dP
 // beside them in the backward) no longer fit in L2.
 constexpr std::int64_t kFlashBlockQ = 64;   // query rows per block
