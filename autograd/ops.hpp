@@ -160,6 +160,23 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
                 double eps = 1e-6);
 
 // ---------------------------------------------------------------- attention (ops/attention.cpp)
+// Which kernel pair runs scaled_dot_product_attention and self_attention_packed. Both give
+// the same result up to rounding (the flash kernel sums the softmax in another order).
+//   materialized  S = q·kᵀ of one (batch, head) pair in a Tq·Tk scratch per thread; any option.
+//   flash         tiled online softmax (FlashAttention, Dao et al. 2022, arXiv 2205.14135;
+//                 backward as FlashAttention-2, Dao 2023, arXiv 2307.08691): Bq·Bk scratch per
+//                 thread, never Tq·Tk. No attention dropout: forcing it with dropout active
+//                 (training and dropout_p > 0) throws ValueError.
+//   automatic     flash when dropout is inactive, Tq > 1 and Tq·Tk >= kFlashAttentionMinScores
+//                 (where it measured faster, see ops/attention_flash.cpp); materialized
+//                 otherwise (dropout, KV-cache decode steps with Tq = 1, short sequences).
+// A recorded backward (create_graph) differentiates the composite form whichever kernel ran.
+enum class AttentionKernel { automatic, materialized, flash };
+// automatic picks flash from Tq·Tk = 384·384 scores per pair on: measured faster from there
+// (T = 384: 0.9× the materialized time, forward + backward; T = 2048: 0.63×), slower below
+// (causal T = 256: 1.09×). See the figures in ops/attention_flash.cpp.
+inline constexpr std::int64_t kFlashAttentionMinScores = 384 * 384;
+
 struct AttentionOptions {
   // Query i sees only keys j <= i + causal_offset. The default 0 aligns the mask top-left
   // (query i sees j <= i, as torch's is_causal); causal_offset = Tk − Tq aligns it
@@ -176,6 +193,8 @@ struct AttentionOptions {
   Generator* gen = nullptr;
   // Defaults to 1/sqrt(D).
   std::optional<double> scale;
+  // The kernel pair (see AttentionKernel above).
+  AttentionKernel kernel = AttentionKernel::automatic;
 };
 // q: (B, H, Tq, D), k: (B, Hkv, Tk, D), v: (B, Hkv, Tk, Dv) -> (B, H, Tq, Dv)
 //   S = q·kᵀ·scale, masked entries = -inf;  P = softmax(S) (dropout);  out = P·v

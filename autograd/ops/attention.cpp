@@ -1,14 +1,11 @@
-// attention.cpp — scaled dot-product attention as one fused op with its own backward.
-//
-// Per (batch, head) pair, with q: (Tq, D), k: (Tk, D), v: (Tk, Dv):
-//   S = q·kᵀ·scale (masked entries -inf)   P = softmax(S) row-wise   Pd = P ⊙ M   out = Pd·v
-// where M is the dropout mask scaled by 1/(1-p) (all ones without dropout). Backward:
-//   dV = Pdᵀ·dO   dPd = dO·vᵀ   dP = dPd ⊙ M   dS = P ⊙ (dP − rowsum(dP ⊙ P))
-//   dQ = dS·k·scale   dK = dSᵀ·q·scale
-// Only q, k, v and one logsumexp per query row are saved, never P (Tq·Tk per pair). Not a
-// flash-attention kernel: S of one pair is materialized, one pair per thread. A recorded
-// backward pass (create_graph) differentiates the same attention composed of
-// differentiable ops instead (attention_composite).
+// attention.cpp — scaled dot-product attention as one fused op with its own backward: the
+// glue of scaled_dot_product_attention and self_attention_packed around two kernel pairs,
+//   attention_materialized.cpp  S of one pair in a Tq·Tk scratch (any option, short sequences)
+//   attention_flash.cpp         tiled online softmax in O(Bq·Bk) (long sequences, no dropout)
+// picked by select_attention_kernel (the rule at AttentionKernel, ops.hpp). Both save q, k, v
+// and one logsumexp per query row, never P (Tq·Tk per pair); flash also reads the output in
+// its backward. A recorded backward pass (create_graph) differentiates the same attention
+// composed of differentiable ops instead (attention_composite).
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -18,38 +15,23 @@
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
-#include "../vec_math.hpp"
 #include "../random.hpp"
 #include "../recompute.hpp"
+#include "attention_common.hpp"
 #include "gemm_layout.hpp"
 
 namespace tapegrad {
 
+using detail::attention_backward;
+using detail::attention_forward;
+using detail::AttentionConfig;
+using detail::AttentionDims;
+using detail::draw_keep;
+using detail::HeadLayout;
+
 namespace {
 
 constexpr const char* kOp = "scaled_dot_product_attention";
-
-// Hkv: the heads of k and v. Grouped-query attention (Ainslie et al. 2023, "GQA", arXiv
-// 2305.13245) lets G = H / Hkv query heads share one key/value head: query head h reads kv
-// head h / G (Hkv = H: multi-head attention; Hkv = 1: multi-query attention, Shazeer 2019).
-struct AttentionDims {
-  std::int64_t B = 0, H = 0, Tq = 0, Tk = 0, D = 0, Dv = 0, Hkv = 0;
-  std::int64_t pairs() const { return B * H; }
-  std::int64_t kv_pairs() const { return B * Hkv; }
-  std::int64_t group() const { return H / Hkv; }  // G query heads per kv head
-};
-
-// Where the (Tq, D) matrix of pair (b, h) starts, and the distance between its rows (gemm's
-// leading dimension). The last dim must be contiguous; the other strides are free, so the
-// transposed view of a (B, T, H, D) tensor is read in place.
-// group: query heads per stored head (G for k and v under GQA, 1 otherwise), so that query
-// head h finds its k and v at stored head h / group: the kv heads are read where they are,
-// never repeated in memory.
-struct HeadLayout {
-  std::int64_t batch_stride = 0, head_stride = 0, ld = 1, group = 1;
-  std::int64_t offset(std::int64_t b, std::int64_t h) const { return b * batch_stride + (h / group) * head_stride; }
-};
 
 // The ld of t's (T, D) matrices when gemm can read them in place as stored: the kernels fix
 // their own transpose flags, so a transposed layout does not do. A dim of size ≤ 1 is never
@@ -75,98 +57,10 @@ Tensor gemm_ready(const Tensor& t, HeadLayout& layout, std::int64_t group = 1) {
   return ready;
 }
 
-// What the mask and dropout need, as plain data the kernels can read from any thread.
-struct AttentionConfig {
-  bool causal = false;
-  // With causal: query i sees keys j <= i + causal_offset. 0 aligns the mask top-left (query
-  // i, key i); Tk − Tq aligns it bottom-right: the last query sees every key, as the new
-  // queries of a KV cache step see the cached keys before them and themselves.
-  std::int64_t causal_offset = 0;
-  const unsigned char* key_padding = nullptr;  // (B, Tk), 1 = padded key; nullptr = none
-  double dropout_p = 0.0;
-  const std::uint64_t* seeds = nullptr;  // one dropout seed per (b, h) pair; nullptr = no dropout
-  double scale = 1.0;
-};
-
 AttentionConfig make_config(bool causal, std::int64_t causal_offset, const std::vector<unsigned char>& key_padding,
                             double dropout_p, const std::vector<std::uint64_t>& seeds, double scale) {
   return {causal, causal_offset, key_padding.empty() ? nullptr : key_padding.data(), dropout_p,
           seeds.empty() ? nullptr : seeds.data(), scale};
-}
-
-// C[M,N] = alpha·op(A)·op(B) (+ C when accumulate), and zeros when K = 0 and not
-// accumulating (BLAS rejects the empty sizes).
-template <typename T>
-void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
-                  const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc,
-                  bool accumulate = false) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    if (!accumulate)
-      for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
-    return;
-  }
-  blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc);
-}
-
-// With a causal mask, query i sees keys 0..i + o only (o = causal_offset), so the products
-// skip the hidden upper triangle: queries are taken in blocks of kCausalBlock rows, and block
-// [i0, i1) multiplies with keys [0, i1 + o) alone (keys [j0, j1) with queries [j0 − o, Tq)
-// alone, for the transposed products of the backward). At T = 256 and o = 0 that is 10 of 16
-// blocks of the full product.
-constexpr std::int64_t kCausalBlock = 64;
-
-// Calls f(i0, i1, key_end) for each block of query rows: key_end is how many keys (from 0)
-// the block can see. Without a causal mask, one block of every row and every key.
-template <typename F>
-void for_each_query_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
-  if (!cfg.causal) return f(std::int64_t(0), d.Tq, d.Tk);
-  for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kCausalBlock) {
-    const std::int64_t i1 = std::min(i0 + kCausalBlock, d.Tq);
-    f(i0, i1, std::min(i1 + cfg.causal_offset, d.Tk));
-  }
-}
-
-// Calls f(j0, j1, query_begin) for each block of key columns: query_begin is the first query
-// that sees them (all queries without a causal mask).
-template <typename F>
-void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
-  if (!cfg.causal) return f(std::int64_t(0), d.Tk, std::int64_t(0));
-  for (std::int64_t j0 = 0; j0 < d.Tk; j0 += kCausalBlock)
-    f(j0, std::min(j0 + kCausalBlock, d.Tk), std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq));
-}
-
-// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i
-// (the causal blocks leave the hidden entries unwritten; the mask fills them).
-template <typename T>
-void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64_t ldk,
-                      const AttentionDims& d, const AttentionConfig& cfg, std::int64_t b) {
-  for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-    gemm_or_zero<T>(false, true, i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, ldk,
-                    S + i0 * d.Tk, d.Tk);
-  });
-  const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
-  for (std::int64_t i = 0; i < d.Tq; ++i) {
-    T* row = S + i * d.Tk;
-    if (cfg.causal)  // query i sees keys 0..i + causal_offset (0: top-left aligned)
-      for (std::int64_t j = i + 1 + cfg.causal_offset; j < d.Tk; ++j) row[j] = -INFINITY;
-    if (pad)
-      for (std::int64_t j = 0; j < d.Tk; ++j)
-        if (pad[j]) row[j] = -INFINITY;
-  }
-}
-
-// Keys j >= visible_end are hidden by the causal mask: the row loops stop there, which
-// halves the exp() calls of causal attention.
-std::int64_t visible_end(std::int64_t i, const AttentionDims& d, const AttentionConfig& cfg) {
-  return cfg.causal ? std::min(i + 1 + cfg.causal_offset, d.Tk) : d.Tk;
-}
-
-// keep[i] = 1 with probability 1 - p, drawn in row-major order from a generator seeded for
-// this pair alone: the forward and the backward draw the same mask, on any thread.
-void draw_keep(unsigned char* keep, std::int64_t n, double p, std::uint64_t seed) {
-  Generator gen(seed);
-  for (std::int64_t i = 0; i < n; ++i) keep[i] = gen.next_double() >= p;
 }
 
 // The layout of a contiguous (B, H, T, D) tensor.
@@ -174,150 +68,33 @@ HeadLayout contiguous_layout(std::int64_t H, std::int64_t T, std::int64_t D, std
   return {H * T * D, T * D, D, group};
 }
 
-// ---- kernels: lse (B, H, Tq) is contiguous; q, k, v, dout, out and the gradients are read
-// and written through their HeadLayout.
-
-template <typename T>
-void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const HeadLayout& lq, const T* k,
-                       const HeadLayout& lk, const T* v, const HeadLayout& lv, const AttentionDims& d,
-                       const AttentionConfig& cfg) {
-  const std::int64_t n = d.Tq * d.Tk;
-  const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
-  const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
-  // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
-#pragma omp parallel if (parallel)
-  {
-    std::vector<T> P(n);  // scratch allocated once per thread, reused for all its pairs
-    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
-#pragma omp for schedule(static)
-    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
-      const std::int64_t b = pair / d.H, h = pair % d.H;
-      attention_scores(P.data(), q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        T* row = P.data() + i * d.Tk;
-        const std::int64_t end = visible_end(i, d, cfg);
-        T row_max = -INFINITY;
-#pragma omp simd reduction(max : row_max)
-        for (std::int64_t j = 0; j < end; ++j) row_max = std::max(row_max, row[j]);
-        if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
-          std::fill(row, row + d.Tk, T(0));
-          lse[pair * d.Tq + i] = -INFINITY;
-          continue;
-        }
-        double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
-#pragma omp simd reduction(+ : sum)
-        for (std::int64_t j = 0; j < end; ++j) {
-          row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
-          sum += row[j];
-        }
-        const T inv_sum = static_cast<T>(1.0 / sum);
-        for (std::int64_t j = 0; j < end; ++j) row[j] *= inv_sum;
-        std::fill(row + end, row + d.Tk, T(0));
-        // Save one number per row, not P (Tk per row): the backward recomputes
-        // P = exp(S − lse) from it (save memory at the cost of compute).
-        lse[pair * d.Tq + i] = row_max + static_cast<T>(std::log(sum));
-      }
-      if (cfg.seeds) {  // Pd = P ⊙ M
-        draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
-        for (std::int64_t i = 0; i < n; ++i) P[i] = keep[i] ? P[i] * keep_scale : T(0);
-      }
-      // out (Tq, Dv) = Pd (Tq, Tk) · v (Tk, Dv)
-      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-        gemm_or_zero<T>(false, false, i1 - i0, d.Dv, key_end, T(1), P.data() + i0 * d.Tk, d.Tk, v + lv.offset(b, h),
-                        lv.ld, out + lout.offset(b, h) + i0 * lout.ld, lout.ld);
-      });
-    }
-  }
-}
-
-// Gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only read when
-// dq or dk is needed). dq, dk, dv are written through the layouts of q, k and v (lgq, lgk, lgv).
-// Under GQA the G query heads of one kv head all add into its dK and dV: one thread takes the
-// whole group, in order (the first head writes, the others accumulate), so no two threads
-// write the same rows and the sum has a fixed order.
-template <typename T>
-void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& lgk, T* dv, const HeadLayout& lgv,
-                        const T* dout, const HeadLayout& lo, const T* q,
-                        const HeadLayout& lq, const T* k, const HeadLayout& lk, const T* v,
-                        const HeadLayout& lv, const T* lse, const AttentionDims& d,
-                        const AttentionConfig& cfg) {
-  const std::int64_t n = d.Tq * d.Tk;
-  const bool parallel = d.kv_pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
-  const bool need_ds = dq || dk;
-  const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
-  const T scale = static_cast<T>(cfg.scale);
-#pragma omp parallel if (parallel)
-  {
-    std::vector<T> P(n), dP(need_ds ? n : 0), Pd(cfg.seeds && dv ? n : 0);
-    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
-#pragma omp for schedule(static)
-    for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair)
-    for (std::int64_t g = 0; g < d.group(); ++g) {
-      const std::int64_t b = kv_pair / d.Hkv, h = (kv_pair % d.Hkv) * d.group() + g, pair = b * d.H + h;
-      const bool accumulate = g > 0;  // into the group's dK and dV
-      const T* qp = q + lq.offset(b, h);
-      const T* kp = k + lk.offset(b, h);
-      const T* dop = dout + lo.offset(b, h);
-      // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
-      // (lse = -inf) stays 0 and so gets no gradient.
-      attention_scores(P.data(), qp, lq.ld, kp, lk.ld, d, cfg, b);
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        T* row = P.data() + i * d.Tk;
-        const T row_lse = lse[pair * d.Tq + i];
-        const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
-        for (std::int64_t j = 0; j < end; ++j) row[j] = vec::exp(row[j] - row_lse);
-        std::fill(row + end, row + d.Tk, T(0));
-      }
-      if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
-      if (dv) {
-        const T* pd = P.data();
-        if (cfg.seeds) {  // Pd = P ⊙ M
-          for (std::int64_t i = 0; i < n; ++i) Pd[i] = keep[i] ? P[i] * keep_scale : T(0);
-          pd = Pd.data();
-        }
-        // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
-        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
-          gemm_or_zero<T>(true, false, j1 - j0, d.Dv, d.Tq - query_begin, T(1), pd + query_begin * d.Tk + j0, d.Tk,
-                          dop + query_begin * lo.ld, lo.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld, accumulate);
-        });
-      }
-      if (!need_ds) continue;
-      // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
-      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-        gemm_or_zero<T>(false, true, i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, v + lv.offset(b, h), lv.ld,
-                        dP.data() + i0 * d.Tk, d.Tk);
-      });
-      if (cfg.seeds)  // dP = dPd ⊙ M
-        for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
-      // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        const T* p_row = P.data() + i * d.Tk;
-        T* ds_row = dP.data() + i * d.Tk;
-        const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
-        double dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
-        const T row_dot = static_cast<T>(dot);
-        for (std::int64_t j = 0; j < end; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
-        std::fill(ds_row + end, ds_row + d.Tk, T(0));
-      }
-      // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
-      if (dq)
-        for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-          gemm_or_zero<T>(false, false, i1 - i0, d.D, key_end, scale, dP.data() + i0 * d.Tk, d.Tk, kp, lk.ld,
-                          dq + lgq.offset(b, h) + i0 * lgq.ld, lgq.ld);
-        });
-      // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
-      if (dk)
-        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
-          gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP.data() + query_begin * d.Tk + j0,
-                          d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld, accumulate);
-        });
-    }
-  }
-}
-
 // ---- glue
+
+}  // namespace
+
+AttentionKernel detail::select_attention_kernel(const char* op, const AttentionOptions& options, std::int64_t Tq,
+                                                std::int64_t Tk) {
+  const bool dropout = options.training && options.dropout_p > 0.0;
+  switch (options.kernel) {
+    case AttentionKernel::materialized:
+      return AttentionKernel::materialized;
+    case AttentionKernel::flash:
+      if (dropout)
+        throw ValueError(std::string(op) + ": kernel = AttentionKernel::flash does not support attention dropout "
+                         "(dropout_p = " + std::to_string(options.dropout_p) + " with training = true); use "
+                         "AttentionKernel::materialized or automatic, or dropout_p = 0");
+      return AttentionKernel::flash;
+    case AttentionKernel::automatic:
+      break;
+  }
+  // The rule documented at AttentionKernel, measured in attention_flash.cpp: the tiles pay
+  // once the scores of a pair no longer fit in cache; a decode step (Tq = 1) is one row.
+  if (dropout || Tq <= 1 || Tq * Tk < kFlashAttentionMinScores) return AttentionKernel::materialized;
+  return AttentionKernel::flash;
+}
+
+namespace {
+
 
 void check_causal_offset(const char* op, const AttentionOptions& options) {
   if (options.causal_offset < 0)
@@ -439,18 +216,31 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   const AttentionConfig cfg =
       make_config(options.causal, options.causal_offset, key_padding, options.dropout_p, seeds, scale);
 
+  const bool flash = detail::select_attention_kernel(kOp, options, d.Tq, d.Tk) == AttentionKernel::flash;
   Tensor out = Tensor::empty({d.B, d.H, d.Tq, d.Dv}, q.dtype());  // every element is written
   Tensor lse = Tensor::empty({d.B, d.H, d.Tq}, q.dtype());
+  const HeadLayout lout = contiguous_layout(d.H, d.Tq, d.Dv);
   dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-    attention_forward(out.data<T>(), contiguous_layout(d.H, d.Tq, d.Dv), lse.data<T>(), q.data<T>(), lq,
-                      k.data<T>(), lk, v.data<T>(), lv, d, cfg);
+    if (flash)
+      detail::flash_attention_forward(out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk,
+                                      v.data<T>(), lv, d, cfg);
+    else
+      attention_forward(out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk, v.data<T>(), lv, d, cfg);
   });
 
   if (!should_record({q_in, k_in, v_in})) return out;
   const bool need_q = q_in.requires_grad(), need_k = k_in.requires_grad(), need_v = v_in.requires_grad();
+  // The flash backward reads the output (Δ = rowsum(dO ⊙ O)): saved as out.detach(), a new
+  // TensorImpl on the same storage with no grad_fn, so the node does not own its own output
+  // (no cycle node → out → node) and nothing is copied (softmax.cpp saves its output alike).
+  // No version counter guards it: copy_ and fill_ are the only in-place writes, unrecorded,
+  // and the library calls them on parameters, buffers and tensors it has just allocated, never
+  // on an op's output; a user who overwrites the output before backward gets a wrong dq, dk.
+  const Tensor saved_out = flash && (need_q || need_k) ? out.detach() : Tensor();
   record(out, kOp, {q_in, k_in, v_in},
-         [q_in, k_in, v_in, lse, d, key_padding, seeds, causal = options.causal, causal_offset = options.causal_offset,
-          p = options.dropout_p, scale, need_q, need_k, need_v](const Tensor& dout) -> TensorList {
+         [q_in, k_in, v_in, lse, saved_out, flash, d, key_padding, seeds, causal = options.causal,
+          causal_offset = options.causal_offset, p = options.dropout_p, scale, need_q, need_k,
+          need_v](const Tensor& dout) -> TensorList {
            // Points into this lambda's own copies of the mask bytes and seeds.
            const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): backpropagate through the composite
@@ -466,12 +256,21 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
            if (need_q) dq = Tensor::empty(q.shape(), q.dtype());  // every element is written
            if (need_k) dk = Tensor::empty(k.shape(), k.dtype());
            if (need_v) dv = Tensor::empty({d.B, d.Hkv, d.Tk, d.Dv}, q.dtype());
+           const HeadLayout lgq = contiguous_layout(d.H, d.Tq, d.D), lgk = contiguous_layout(d.Hkv, d.Tk, d.D, d.group()),
+                            lgv = contiguous_layout(d.Hkv, d.Tk, d.Dv, d.group());
            dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-             attention_backward(need_q ? dq.data<T>() : nullptr, contiguous_layout(d.H, d.Tq, d.D),
-                                need_k ? dk.data<T>() : nullptr, contiguous_layout(d.Hkv, d.Tk, d.D, d.group()),
-                                need_v ? dv.data<T>() : nullptr, contiguous_layout(d.Hkv, d.Tk, d.Dv, d.group()),
-                                dout_ready.data<T>(), lo, q.data<T>(), lq,
-                                k.data<T>(), lk, v.defined() ? v.data<T>() : nullptr, lv, lse.data<T>(), d, c);
+             T* dq_ = need_q ? dq.data<T>() : nullptr;
+             T* dk_ = need_k ? dk.data<T>() : nullptr;
+             T* dv_ = need_v ? dv.data<T>() : nullptr;
+             const T* v_ = v.defined() ? v.data<T>() : nullptr;
+             if (flash)
+               detail::flash_attention_backward(dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo,
+                                                saved_out.defined() ? saved_out.data<T>() : nullptr,
+                                                contiguous_layout(d.H, d.Tq, d.Dv), q.data<T>(), lq, k.data<T>(), lk,
+                                                v_, lv, lse.data<T>(), d, c);
+             else
+               attention_backward(dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo, q.data<T>(), lq,
+                                  k.data<T>(), lk, v_, lv, lse.data<T>(), d, c);
            });
            return {dq, dk, dv};
          }, DoubleBackward::supported);
@@ -519,16 +318,23 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   const AttentionConfig cfg =
       make_config(options.causal, options.causal_offset, key_padding, options.dropout_p, seeds, scale);
 
+  const bool flash = detail::select_attention_kernel(kPackedOp, options, T, T) == AttentionKernel::flash;
   Tensor out = Tensor::empty({B, T, C}, qkv.dtype());  // every element is written
   Tensor lse = Tensor::empty({B, H, T}, qkv.dtype());
   dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
     const T_* p = qkv.data<T_>();
-    attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv, packed_kv,
-                      d, cfg);
+    if (flash)
+      detail::flash_attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv,
+                                      p + C + Ckv, packed_kv, d, cfg);
+    else
+      attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv, packed_kv,
+                        d, cfg);
   });
   if (!should_record({qkv_in})) return out;
+  // The flash backward reads the output: saved detached, as in scaled_dot_product_attention.
+  const Tensor saved_out = flash ? out.detach() : Tensor();
   record(out, kPackedOp, {qkv_in},
-         [qkv_in, lse, packed_q, packed_kv, merged, d, C, Ckv, key_padding, seeds, causal = options.causal,
+         [qkv_in, lse, saved_out, flash, packed_q, packed_kv, merged, d, C, Ckv, key_padding, seeds, causal = options.causal,
           causal_offset = options.causal_offset, p = options.dropout_p, scale](const Tensor& dout) -> TensorList {
            const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): the split into heads, composed
@@ -548,8 +354,13 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
              const T_* x = qkv.data<T_>();
              T_* dx = dqkv.data<T_>();
-             attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged, x,
-                                packed_q, x + C, packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
+             if (flash)
+               detail::flash_attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(),
+                                                merged, saved_out.data<T_>(), merged, x, packed_q, x + C, packed_kv,
+                                                x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
+             else
+               attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged, x,
+                                  packed_q, x + C, packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
            });
            return {dqkv};
          }, DoubleBackward::supported);

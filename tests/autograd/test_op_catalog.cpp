@@ -166,6 +166,22 @@ std::vector<CatalogEntry> catalog() {
        [](L in) {
          return scaled_dot_product_attention(in[0].transpose(1, 2), in[1].transpose(1, 2), in[2].transpose(1, 2));
        }},
+      {"attention flash kernel, causal, padding, grouped-query", {{2, 2, 3, 2}, {2, 1, 4, 2}, {2, 1, 4, 3}},
+       Values::normal,
+       [](L in) {
+         AttentionOptions o;
+         o.causal = true;
+         o.causal_offset = 1;
+         o.key_padding_mask = tensor({0, 0, 0, 1, 1, 1, 0, 0}, {2, 4});  // batch 1: query 0 sees no key
+         o.kernel = AttentionKernel::flash;
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"self_attention_packed flash kernel, causal", {{2, 3, 12}}, Values::normal, [](L in) {
+         AttentionOptions o;
+         o.causal = true;
+         o.kernel = AttentionKernel::flash;
+         return self_attention_packed(in[0], 2, o);
+       }},
       {"self_attention_packed causal, dropout", {{2, 3, 12}}, Values::normal, [](L in) {
          Generator gen(6);
          AttentionOptions o;

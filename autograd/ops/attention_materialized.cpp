@@ -1,0 +1,234 @@
+// attention_materialized.cpp — the materialized attention kernels: per (batch, head) pair,
+// with q: (Tq, D), k: (Tk, D), v: (Tk, Dv):
+//   S = q·kᵀ·scale (masked entries -inf)   P = softmax(S) row-wise   Pd = P ⊙ M   out = Pd·v
+// where M is the dropout mask scaled by 1/(1-p) (all ones without dropout). Backward:
+//   dV = Pdᵀ·dO   dPd = dO·vᵀ   dP = dPd ⊙ M   dS = P ⊙ (dP − rowsum(dP ⊙ P))
+//   dQ = dS·k·scale   dK = dSᵀ·q·scale
+// S of one pair lives in a Tq·Tk scratch, one pair per thread: simple, any option (dropout
+// draws its mask row-major over it), fastest for short sequences. attention_flash.cpp tiles
+// the same op in O(Bq·Bk); attention.cpp is the glue and picks between them.
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "../parallel.hpp"
+#include "../random.hpp"
+#include "../vec_math.hpp"
+#include "attention_common.hpp"
+
+namespace tapegrad::detail {
+
+namespace {
+
+// With a causal mask, query i sees keys 0..i + o only (o = causal_offset), so the products
+// skip the hidden upper triangle: queries are taken in blocks of kCausalBlock rows, and block
+// [i0, i1) multiplies with keys [0, i1 + o) alone (keys [j0, j1) with queries [j0 − o, Tq)
+// alone, for the transposed products of the backward). At T = 256 and o = 0 that is 10 of 16
+// blocks of the full product.
+constexpr std::int64_t kCausalBlock = 64;
+
+// Calls f(i0, i1, key_end) for each block of query rows: key_end is how many keys (from 0)
+// the block can see. Without a causal mask, one block of every row and every key.
+template <typename F>
+void for_each_query_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
+  if (!cfg.causal) return f(std::int64_t(0), d.Tq, d.Tk);
+  for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kCausalBlock) {
+    const std::int64_t i1 = std::min(i0 + kCausalBlock, d.Tq);
+    f(i0, i1, std::min(i1 + cfg.causal_offset, d.Tk));
+  }
+}
+
+// Calls f(j0, j1, query_begin) for each block of key columns: query_begin is the first query
+// that sees them (all queries without a causal mask).
+template <typename F>
+void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
+  if (!cfg.causal) return f(std::int64_t(0), d.Tk, std::int64_t(0));
+  for (std::int64_t j0 = 0; j0 < d.Tk; j0 += kCausalBlock)
+    f(j0, std::min(j0 + kCausalBlock, d.Tk), std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq));
+}
+
+// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i
+// (the causal blocks leave the hidden entries unwritten; the mask fills them).
+template <typename T>
+void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64_t ldk,
+                      const AttentionDims& d, const AttentionConfig& cfg, std::int64_t b) {
+  for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+    gemm_or_zero<T>(false, true, i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, ldk,
+                    S + i0 * d.Tk, d.Tk);
+  });
+  const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
+  for (std::int64_t i = 0; i < d.Tq; ++i) {
+    T* row = S + i * d.Tk;
+    if (cfg.causal)  // query i sees keys 0..i + causal_offset (0: top-left aligned)
+      for (std::int64_t j = i + 1 + cfg.causal_offset; j < d.Tk; ++j) row[j] = -INFINITY;
+    if (pad)
+      for (std::int64_t j = 0; j < d.Tk; ++j)
+        if (pad[j]) row[j] = -INFINITY;
+  }
+}
+
+}  // namespace
+
+// keep[i] = 1 with probability 1 - p, drawn in row-major order from a generator seeded for
+// this pair alone: the forward and the backward draw the same mask, on any thread.
+void draw_keep(unsigned char* keep, std::int64_t n, double p, std::uint64_t seed) {
+  Generator gen(seed);
+  for (std::int64_t i = 0; i < n; ++i) keep[i] = gen.next_double() >= p;
+}
+
+// ---- kernels: lse (B, H, Tq) is contiguous; q, k, v, dout, out and the gradients are read
+// and written through their HeadLayout.
+
+template <typename T>
+void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const HeadLayout& lq, const T* k,
+                       const HeadLayout& lk, const T* v, const HeadLayout& lv, const AttentionDims& d,
+                       const AttentionConfig& cfg) {
+  const std::int64_t n = d.Tq * d.Tk;
+  const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+  // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> P(n);  // scratch allocated once per thread, reused for all its pairs
+    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
+#pragma omp for schedule(static)
+    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
+      const std::int64_t b = pair / d.H, h = pair % d.H;
+      attention_scores(P.data(), q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        T* row = P.data() + i * d.Tk;
+        const std::int64_t end = visible_end(i, d, cfg);
+        T row_max = -INFINITY;
+#pragma omp simd reduction(max : row_max)
+        for (std::int64_t j = 0; j < end; ++j) row_max = std::max(row_max, row[j]);
+        if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
+          std::fill(row, row + d.Tk, T(0));
+          lse[pair * d.Tq + i] = -INFINITY;
+          continue;
+        }
+        double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
+#pragma omp simd reduction(+ : sum)
+        for (std::int64_t j = 0; j < end; ++j) {
+          row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
+          sum += row[j];
+        }
+        const T inv_sum = static_cast<T>(1.0 / sum);
+        for (std::int64_t j = 0; j < end; ++j) row[j] *= inv_sum;
+        std::fill(row + end, row + d.Tk, T(0));
+        // Save one number per row, not P (Tk per row): the backward recomputes
+        // P = exp(S − lse) from it (save memory at the cost of compute).
+        lse[pair * d.Tq + i] = row_max + static_cast<T>(std::log(sum));
+      }
+      if (cfg.seeds) {  // Pd = P ⊙ M
+        draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+        for (std::int64_t i = 0; i < n; ++i) P[i] = keep[i] ? P[i] * keep_scale : T(0);
+      }
+      // out (Tq, Dv) = Pd (Tq, Tk) · v (Tk, Dv)
+      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+        gemm_or_zero<T>(false, false, i1 - i0, d.Dv, key_end, T(1), P.data() + i0 * d.Tk, d.Tk, v + lv.offset(b, h),
+                        lv.ld, out + lout.offset(b, h) + i0 * lout.ld, lout.ld);
+      });
+    }
+  }
+}
+
+// Gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only read when
+// dq or dk is needed). dq, dk, dv are written through the layouts of q, k and v (lgq, lgk, lgv).
+// Under GQA the G query heads of one kv head all add into its dK and dV: one thread takes the
+// whole group, in order (the first head writes, the others accumulate), so no two threads
+// write the same rows and the sum has a fixed order.
+template <typename T>
+void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& lgk, T* dv, const HeadLayout& lgv,
+                        const T* dout, const HeadLayout& lo, const T* q,
+                        const HeadLayout& lq, const T* k, const HeadLayout& lk, const T* v,
+                        const HeadLayout& lv, const T* lse, const AttentionDims& d,
+                        const AttentionConfig& cfg) {
+  const std::int64_t n = d.Tq * d.Tk;
+  const bool parallel = d.kv_pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
+  const bool need_ds = dq || dk;
+  const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+  const T scale = static_cast<T>(cfg.scale);
+#pragma omp parallel if (parallel)
+  {
+    std::vector<T> P(n), dP(need_ds ? n : 0), Pd(cfg.seeds && dv ? n : 0);
+    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
+#pragma omp for schedule(static)
+    for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair)
+    for (std::int64_t g = 0; g < d.group(); ++g) {
+      const std::int64_t b = kv_pair / d.Hkv, h = (kv_pair % d.Hkv) * d.group() + g, pair = b * d.H + h;
+      const bool accumulate = g > 0;  // into the group's dK and dV
+      const T* qp = q + lq.offset(b, h);
+      const T* kp = k + lk.offset(b, h);
+      const T* dop = dout + lo.offset(b, h);
+      // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
+      // (lse = -inf) stays 0 and so gets no gradient.
+      attention_scores(P.data(), qp, lq.ld, kp, lk.ld, d, cfg, b);
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        T* row = P.data() + i * d.Tk;
+        const T row_lse = lse[pair * d.Tq + i];
+        const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
+        for (std::int64_t j = 0; j < end; ++j) row[j] = vec::exp(row[j] - row_lse);
+        std::fill(row + end, row + d.Tk, T(0));
+      }
+      if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+      if (dv) {
+        const T* pd = P.data();
+        if (cfg.seeds) {  // Pd = P ⊙ M
+          for (std::int64_t i = 0; i < n; ++i) Pd[i] = keep[i] ? P[i] * keep_scale : T(0);
+          pd = Pd.data();
+        }
+        // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
+        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
+          gemm_or_zero<T>(true, false, j1 - j0, d.Dv, d.Tq - query_begin, T(1), pd + query_begin * d.Tk + j0, d.Tk,
+                          dop + query_begin * lo.ld, lo.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld, accumulate);
+        });
+      }
+      if (!need_ds) continue;
+      // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
+      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+        gemm_or_zero<T>(false, true, i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, v + lv.offset(b, h), lv.ld,
+                        dP.data() + i0 * d.Tk, d.Tk);
+      });
+      if (cfg.seeds)  // dP = dPd ⊙ M
+        for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
+      // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
+      for (std::int64_t i = 0; i < d.Tq; ++i) {
+        const T* p_row = P.data() + i * d.Tk;
+        T* ds_row = dP.data() + i * d.Tk;
+        const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
+        double dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
+        const T row_dot = static_cast<T>(dot);
+        for (std::int64_t j = 0; j < end; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
+        std::fill(ds_row + end, ds_row + d.Tk, T(0));
+      }
+      // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
+      if (dq)
+        for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+          gemm_or_zero<T>(false, false, i1 - i0, d.D, key_end, scale, dP.data() + i0 * d.Tk, d.Tk, kp, lk.ld,
+                          dq + lgq.offset(b, h) + i0 * lgq.ld, lgq.ld);
+        });
+      // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
+      if (dk)
+        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
+          gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP.data() + query_begin * d.Tk + j0,
+                          d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld, accumulate);
+        });
+    }
+  }
+}
+
+#define TAPEGRAD_ATTENTION_INSTANTIATE(T)                                                                        \
+  template void attention_forward<T>(T*, const HeadLayout&, T*, const T*, const HeadLayout&, const T*,          \
+                                     const HeadLayout&, const T*, const HeadLayout&, const AttentionDims&,       \
+                                     const AttentionConfig&);                                                     \
+  template void attention_backward<T>(T*, const HeadLayout&, T*, const HeadLayout&, T*, const HeadLayout&,      \
+                                      const T*, const HeadLayout&, const T*, const HeadLayout&, const T*,       \
+                                      const HeadLayout&, const T*, const HeadLayout&, const T*,                 \
+                                      const AttentionDims&, const AttentionConfig&);
+TAPEGRAD_ATTENTION_INSTANTIATE(float)
+TAPEGRAD_ATTENTION_INSTANTIATE(double)
+#undef TAPEGRAD_ATTENTION_INSTANTIATE
+
+}  // namespace tapegrad::detail
