@@ -187,6 +187,8 @@ int main(int argc, char** argv) {
     if (checkpoint) std::printf("  activation checkpointing: every block recomputed in backward\n");
     std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
                 median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
+    std::printf("  tensors: %.0f MiB live at most, %.0f MiB held by the allocator at most (live + cached for reuse)\n",
+                double(Storage::peak_live_bytes()) / (1 << 20), double(allocator_stats().peak_bytes) / (1 << 20));
     std::printf("  %.0f tensor allocations per step, %.1f of them new memory (the rest reused from the cache)\n",
                 double(after.allocations - before.allocations) / steps,
                 double(after.os_allocations - before.os_allocations) / steps);
