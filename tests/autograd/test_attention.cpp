@@ -3,14 +3,17 @@
 // every mask variant; float64 gradcheck; fully masked rows; dropout (reproducible, eval mode,
 // the documented per-pair seeds, thread count); float32 vs float64; error messages.
 #include <cmath>
-#include <functional>
 #include <string>
 
 #include "support/gradcheck_catch.hpp"
+#include "support/attention_grads.hpp"
 #include "support/reference.hpp"
 
 using namespace tapegrad;
+using tapegrad::testing::AttentionGrads;
+using tapegrad::testing::check_same_grads;
 using tapegrad::testing::compare_tensors;
+using tapegrad::testing::run_with_grads;
 using tapegrad::testing::param;
 
 namespace {
@@ -63,36 +66,6 @@ Tensor naive_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   Tensor p = mul(softmax(s, -1), tensor(row_valid, {B, 1, Tq, 1}, q.dtype()));
   if (keep_mask.defined()) p = mul(p, keep_mask);
   return matmul(p, v);
-}
-
-struct Grads {
-  Tensor out, dq, dk, dv;
-};
-
-using AttentionFn = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
-
-// Output and the gradients reaching fresh copies of q, k, v when the output receives dout.
-Grads run_with_grads(const AttentionFn& fn, const Tensor& q, const Tensor& k, const Tensor& v,
-                     const Tensor& dout) {
-  Tensor ql = q.detach().clone().requires_grad_(), kl = k.detach().clone().requires_grad_(),
-         vl = v.detach().clone().requires_grad_();
-  Tensor out = fn(ql, kl, vl);
-  out.backward(dout);
-  return {out.detach(), ql.grad(), kl.grad(), vl.grad()};
-}
-
-void check_close(const std::string& name, const Tensor& actual, const Tensor& expected, double atol,
-                 double rtol) {
-  const auto c = compare_tensors(name, actual, expected, atol, rtol);
-  INFO(c.report);
-  CHECK(c.ok);
-}
-
-void check_same_grads(const Grads& a, const Grads& b, double tol) {
-  check_close("out", a.out, b.out, tol, tol);
-  check_close("dq", a.dq, b.dq, tol, tol);
-  check_close("dk", a.dk, b.dk, tol, tol);
-  check_close("dv", a.dv, b.dv, tol, tol);
 }
 
 // The scaled dropout mask the op documents: one seed per (b, h) pair drawn in order from the
@@ -148,10 +121,10 @@ TEST_CASE("fused attention matches the naive composition, forward and gradients"
     const Tensor v = randn({c.B, c.H, c.Tk, c.Dv}, gen, DType::float64);
     const Tensor dout = randn({c.B, c.H, c.Tq, c.Dv}, gen, DType::float64);
     const AttentionOptions o = options_for(c);
-    const Grads fused = run_with_grads(
+    const AttentionGrads fused = run_with_grads(
         [&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
         q, k, v, dout);
-    const Grads naive = run_with_grads(
+    const AttentionGrads naive = run_with_grads(
         [&](const Tensor& a, const Tensor& b, const Tensor& d) { return naive_attention(a, b, d, o); }, q, k, v,
         dout);
     CHECK(fused.out.shape() == Shape{c.B, c.H, c.Tq, c.Dv});
@@ -199,11 +172,11 @@ TEST_CASE("attention reads non-contiguous inputs like their contiguous copies", 
   AttentionOptions o;
   o.causal = true;
   const Tensor dout = randn({2, 3, 6, 4}, gen, DType::float64);
-  const Grads strided = run_with_grads(
+  const AttentionGrads strided = run_with_grads(
       [&](const Tensor& a, const Tensor& b, const Tensor& d) {
         return scaled_dot_product_attention(a.transpose(1, 2), b.transpose(1, 2), d.transpose(1, 2), o);
       }, x, x * 0.5, x * -1.0, dout);
-  const Grads copied = run_with_grads(
+  const AttentionGrads copied = run_with_grads(
       [&](const Tensor& a, const Tensor& b, const Tensor& d) {
         return scaled_dot_product_attention(a.transpose(1, 2).contiguous(), b.transpose(1, 2).contiguous(),
                                             d.transpose(1, 2).contiguous(), o);
@@ -222,7 +195,7 @@ TEST_CASE("a query row whose keys are all masked outputs zeros and gets no gradi
   // batch 1: every key is padded.
   o.causal = true;
   o.key_padding_mask = tensor({1, 0, 0, 1, 1, 1}, {2, 3}, DType::int64);
-  const Grads fused = run_with_grads(
+  const AttentionGrads fused = run_with_grads(
       [&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
       q, k, v, dout);
   CHECK(all_zero(rows(fused.out, 1)));
@@ -234,7 +207,7 @@ TEST_CASE("a query row whose keys are all masked outputs zeros and gets no gradi
   CHECK(all_zero(rows(fused.dv, 1)));
   CHECK(all_zero(rows(fused.dv, 0, 0, 1)));  // the padded key 0 of batch 0
   // The rows that see some key agree with the composition.
-  const Grads naive = run_with_grads(
+  const AttentionGrads naive = run_with_grads(
       [&](const Tensor& a, const Tensor& b, const Tensor& d) { return naive_attention(a, b, d, o); }, q, k, v, dout);
   check_same_grads(fused, naive, 1e-12);
   CHECK_GRADCHECK([o](const TensorList& in) { return scaled_dot_product_attention(in[0], in[1], in[2], o); },
@@ -267,20 +240,20 @@ TEST_CASE("attention dropout is reproducible and follows the documented per-pair
   SECTION("same seed, same output; another seed, another output") {
     Generator g1(42), g2(42), g3(43);
     const Tensor a = with_dropout(&g1, 0.5, true), b = with_dropout(&g2, 0.5, true), c = with_dropout(&g3, 0.5, true);
-    check_close("same seed", a, b, 0.0, 0.0);
+    CHECK_CLOSE("same seed", a, b, 0.0, 0.0);
     CHECK_FALSE(compare_tensors("other seed", a, c, 1e-6, 0.0).ok);
     CHECK_FALSE(compare_tensors("vs no dropout", a, plain, 1e-6, 0.0).ok);
     // Without gen, the default generator: manual_seed makes it repeatable.
     manual_seed(7);
     const Tensor d1 = with_dropout(nullptr, 0.5, true);
     manual_seed(7);
-    check_close("default generator", with_dropout(nullptr, 0.5, true), d1, 0.0, 0.0);
+    CHECK_CLOSE("default generator", with_dropout(nullptr, 0.5, true), d1, 0.0, 0.0);
   }
   SECTION("eval mode ignores dropout and draws nothing; p = 0 equals no dropout") {
     Generator g(42);
     const std::uint64_t before = g.get_state().state;
-    check_close("eval", with_dropout(&g, 0.5, false), plain, 0.0, 0.0);
-    check_close("p = 0", with_dropout(&g, 0.0, true), plain, 0.0, 0.0);
+    CHECK_CLOSE("eval", with_dropout(&g, 0.5, false), plain, 0.0, 0.0);
+    CHECK_CLOSE("p = 0", with_dropout(&g, 0.0, true), plain, 0.0, 0.0);
     CHECK(g.get_state().state == before);
   }
   SECTION("forward and gradients equal the composition with the documented mask") {
@@ -288,7 +261,7 @@ TEST_CASE("attention dropout is reproducible and follows the documented per-pair
     const Tensor keep = expected_keep_mask(42, B, H, Tq, Tk, p, DType::float64);
     AttentionOptions o;
     o.causal = true;
-    const Grads fused = run_with_grads(
+    const AttentionGrads fused = run_with_grads(
         [&](const Tensor& a, const Tensor& b, const Tensor& d) {
           Generator g(42);
           AttentionOptions od = o;
@@ -297,7 +270,7 @@ TEST_CASE("attention dropout is reproducible and follows the documented per-pair
           od.gen = &g;
           return scaled_dot_product_attention(a, b, d, od);
         }, q, k, v, dout);
-    const Grads naive = run_with_grads(
+    const AttentionGrads naive = run_with_grads(
         [&](const Tensor& a, const Tensor& b, const Tensor& d) { return naive_attention(a, b, d, o, keep); }, q, k,
         v, dout);
     check_same_grads(fused, naive, 1e-12);
@@ -332,9 +305,9 @@ TEST_CASE("attention dropout does not depend on the number of threads", "[attent
         }, q, k, v, dout);
   };
   const int threads = get_num_threads();
-  const Grads many = run();
+  const AttentionGrads many = run();
   set_num_threads(1);
-  const Grads one = run();
+  const AttentionGrads one = run();
   set_num_threads(threads);
   check_same_grads(many, one, 1e-6);
 }
@@ -347,8 +320,8 @@ TEST_CASE("attention in float32 agrees with float64", "[attention]") {
   o.causal = true;
   o.key_padding_mask = padding_mask(2, 20);
   auto fn = [&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); };
-  const Grads f64 = run_with_grads(fn, q, k, v, dout);
-  const Grads f32 = run_with_grads(fn, q.to(DType::float32), k.to(DType::float32), v.to(DType::float32),
+  const AttentionGrads f64 = run_with_grads(fn, q, k, v, dout);
+  const AttentionGrads f32 = run_with_grads(fn, q.to(DType::float32), k.to(DType::float32), v.to(DType::float32),
                                    dout.to(DType::float32));
   CHECK(f32.out.dtype() == DType::float32);
   CHECK(f32.dq.dtype() == DType::float32);
@@ -362,14 +335,14 @@ TEST_CASE("attention computes only the gradients that are needed", "[attention]"
   const Tensor q = randn({1, 2, 3, 2}, gen, DType::float64), k = randn({1, 2, 3, 2}, gen, DType::float64);
   Tensor v = randn({1, 2, 3, 2}, gen, DType::float64).requires_grad_();
   scaled_dot_product_attention(q, k, v).sum().backward();
-  const Grads full = run_with_grads(
+  const AttentionGrads full = run_with_grads(
       [](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d); }, q, k,
       v, ones({1, 2, 3, 2}, DType::float64));
-  check_close("dv alone", v.grad(), full.dv, 1e-15, 0.0);
+  CHECK_CLOSE("dv alone", v.grad(), full.dv, 1e-15, 0.0);
   // Only q: dS is needed but not dV.
   Tensor q_leaf = q.detach().clone().requires_grad_();
   scaled_dot_product_attention(q_leaf, k, v.detach()).sum().backward();
-  check_close("dq alone", q_leaf.grad(), full.dq, 1e-15, 0.0);
+  CHECK_CLOSE("dq alone", q_leaf.grad(), full.dq, 1e-15, 0.0);
   // No input requires grad: nothing is recorded.
   CHECK(scaled_dot_product_attention(q, k, v.detach()).grad_fn() == nullptr);
 }
@@ -433,14 +406,14 @@ TEST_CASE("packed self-attention equals split, attend, merge; forward, gradient,
       const Tensor out_a = self_attention_packed(a, H, o), out_b = split_attend_merge(b, H, o);
       out_a.backward(dout);
       out_b.backward(dout);
-      check_close("out", out_a.detach(), out_b.detach(), 1e-12, 1e-12);
-      check_close("dqkv", a.grad(), b.grad(), 1e-12, 1e-12);
+      CHECK_CLOSE("out", out_a.detach(), out_b.detach(), 1e-12, 1e-12);
+      CHECK_CLOSE("dqkv", a.grad(), b.grad(), 1e-12, 1e-12);
       CHECK_GRADCHECK([H, o](const TensorList& in) { return self_attention_packed(in[0], H, o); },
                       {qkv.clone().requires_grad_()});
     }
   // float32 agrees with float64
   const Tensor x = randn({2, 4, 12}, gen, DType::float64);
-  check_close("float32", self_attention_packed(x.to(DType::float32), 2).to(DType::float64),
+  CHECK_CLOSE("float32", self_attention_packed(x.to(DType::float32), 2).to(DType::float64),
               self_attention_packed(x, 2), 1e-5, 1e-4);
 }
 
@@ -454,7 +427,7 @@ TEST_CASE("packed self-attention dropout draws the masks of the 4-d op", "[atten
   o.gen = &g1;
   const Tensor a = self_attention_packed(qkv, 2, o);
   o.gen = &g2;
-  check_close("dropout", a, split_attend_merge(qkv, 2, o), 1e-12, 1e-12);
+  CHECK_CLOSE("dropout", a, split_attend_merge(qkv, 2, o), 1e-12, 1e-12);
 }
 
 TEST_CASE("packed self-attention errors name the op and the shapes", "[attention][errors]") {
@@ -513,8 +486,8 @@ TEST_CASE("packed grouped-query attention equals the split 4-d op; dropout masks
       const Tensor out_a = self_attention_packed(a, H, o, Hkv), out_b = split_attend_merge_gqa(b, H, Hkv, o);
       out_a.backward(dout);
       out_b.backward(dout);
-      check_close("out", out_a.detach(), out_b.detach(), 1e-12, 1e-12);
-      check_close("dqkv", a.grad(), b.grad(), 1e-12, 1e-12);
+      CHECK_CLOSE("out", out_a.detach(), out_b.detach(), 1e-12, 1e-12);
+      CHECK_CLOSE("dqkv", a.grad(), b.grad(), 1e-12, 1e-12);
       // dropout: the same per-(batch, query head) masks as the 4-d op
       AttentionOptions od = o;
       od.dropout_p = 0.3;
@@ -523,7 +496,7 @@ TEST_CASE("packed grouped-query attention equals the split 4-d op; dropout masks
       od.gen = &g1;
       const Tensor da = self_attention_packed(qkv, H, od, Hkv);
       od.gen = &g2;
-      check_close("dropout", da, split_attend_merge_gqa(qkv, H, Hkv, od), 1e-12, 1e-12);
+      CHECK_CLOSE("dropout", da, split_attend_merge_gqa(qkv, H, Hkv, od), 1e-12, 1e-12);
     }
   CHECK_THROWS_WITH(self_attention_packed(zeros({1, 2, 16}), 4, {}, 3), Catch::Contains("n_kv_heads (3) must divide n_heads (4)"));
   CHECK_THROWS_WITH(self_attention_packed(zeros({1, 2, 15}), 4, {}, 2),

@@ -10,10 +10,13 @@
 #include <tapegrad/autograd/ops/attention_common.hpp>
 
 #include "support/gradcheck_catch.hpp"
+#include "support/attention_grads.hpp"
 #include "support/reference.hpp"
 
 using namespace tapegrad;
-using tapegrad::testing::compare_tensors;
+using tapegrad::testing::AttentionGrads;
+using tapegrad::testing::check_same_grads;
+using tapegrad::testing::run_with_grads;
 using tapegrad::testing::param;
 
 namespace {
@@ -52,34 +55,6 @@ AttentionOptions options_for(const Case& c, AttentionKernel kernel) {
   return o;
 }
 
-struct Grads {
-  Tensor out, dq, dk, dv;
-};
-
-// Output and the gradients of fresh copies of q, k, v when the output receives dout.
-template <typename F>
-Grads run(F fn, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& dout) {
-  Tensor ql = q.detach().clone().requires_grad_(), kl = k.detach().clone().requires_grad_(),
-         vl = v.detach().clone().requires_grad_();
-  Tensor out = fn(ql, kl, vl);
-  out.backward(dout);
-  return {out.detach(), ql.grad(), kl.grad(), vl.grad()};
-}
-
-void check_close(const std::string& name, const Tensor& actual, const Tensor& expected, double atol,
-                 double rtol) {
-  const auto c = compare_tensors(name, actual, expected, atol, rtol);
-  INFO(c.report);
-  CHECK(c.ok);
-}
-
-void check_grads(const Grads& a, const Grads& b, double tol) {
-  check_close("out", a.out, b.out, tol, tol);
-  check_close("dq", a.dq, b.dq, tol, tol);
-  check_close("dk", a.dk, b.dk, tol, tol);
-  check_close("dv", a.dv, b.dv, tol, tol);
-}
-
 bool bitwise_equal(const Tensor& a, const Tensor& b) { return a.to_vector<double>() == b.to_vector<double>(); }
 
 }  // namespace
@@ -109,10 +84,10 @@ TEST_CASE("flash attention equals the materialized kernel, forward and gradients
                  dout = randn({c.B, c.H, c.Tq, c.Dv}, gen, DType::float64);
     auto with = [&](AttentionKernel kernel) {
       const AttentionOptions o = options_for(c, kernel);
-      return run([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
+      return run_with_grads([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
                  q, k, v, dout);
     };
-    check_grads(with(AttentionKernel::flash), with(AttentionKernel::materialized), 1e-12);
+    check_same_grads(with(AttentionKernel::flash), with(AttentionKernel::materialized), 1e-12);
   }
   SECTION("inputs that are transposed views of (B, T, H, D), read in place") {
     const Tensor x = randn({2, 11, 4, 5}, gen, DType::float64), y = randn({2, 9, 2, 5}, gen, DType::float64),
@@ -121,11 +96,11 @@ TEST_CASE("flash attention equals the materialized kernel, forward and gradients
       AttentionOptions o;
       o.causal = true;
       o.kernel = kernel;
-      return run([&](const Tensor& a, const Tensor& b, const Tensor& d) {
+      return run_with_grads([&](const Tensor& a, const Tensor& b, const Tensor& d) {
         return scaled_dot_product_attention(a.transpose(1, 2), b.transpose(1, 2), d.transpose(1, 2), o);
       }, x, y, z, dout);
     };
-    check_grads(with(AttentionKernel::flash), with(AttentionKernel::materialized), 1e-12);
+    check_same_grads(with(AttentionKernel::flash), with(AttentionKernel::materialized), 1e-12);
   }
 }
 
@@ -152,8 +127,8 @@ TEST_CASE("packed self-attention runs the flash kernel like the materialized one
       };
       const auto [out_f, dqkv_f] = with(AttentionKernel::flash);
       const auto [out_m, dqkv_m] = with(AttentionKernel::materialized);
-      check_close("out", out_f, out_m, 1e-12, 1e-12);
-      check_close("dqkv", dqkv_f, dqkv_m, 1e-12, 1e-12);
+      CHECK_CLOSE("out", out_f, out_m, 1e-12, 1e-12);
+      CHECK_CLOSE("dqkv", dqkv_f, dqkv_m, 1e-12, 1e-12);
     }
 }
 
@@ -190,14 +165,14 @@ TEST_CASE("flash attention does not depend on the number of threads", "[attentio
     AttentionOptions o;
     o.causal = true;
     o.kernel = AttentionKernel::flash;
-    return run([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
+    return run_with_grads([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
                q, k, v, dout);
   };
   const int threads = get_num_threads();
   set_num_threads(2);
-  const Grads two = go();
+  const AttentionGrads two = go();
   set_num_threads(1);
-  const Grads one = go();
+  const AttentionGrads one = go();
   set_num_threads(threads);
   CHECK(bitwise_equal(two.out, one.out));
   CHECK(bitwise_equal(two.dq, one.dq));
@@ -265,12 +240,12 @@ TEST_CASE("flash attention in float32 with its default tiles agrees with float64
     AttentionOptions o;
     o.causal = true;
     o.kernel = kernel;
-    return run([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
+    return run_with_grads([&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
                q.to(dtype), k.to(dtype), v.to(dtype), dout.to(dtype));
   };
-  const Grads f32 = with(AttentionKernel::flash, DType::float32), f64 = with(AttentionKernel::materialized, DType::float64);
-  check_close("out", f32.out.to(DType::float64), f64.out, 1e-5, 1e-4);
-  check_close("dq", f32.dq.to(DType::float64), f64.dq, 1e-5, 1e-4);
-  check_close("dk", f32.dk.to(DType::float64), f64.dk, 1e-5, 1e-4);
-  check_close("dv", f32.dv.to(DType::float64), f64.dv, 1e-5, 1e-4);
+  const AttentionGrads f32 = with(AttentionKernel::flash, DType::float32), f64 = with(AttentionKernel::materialized, DType::float64);
+  CHECK_CLOSE("out", f32.out.to(DType::float64), f64.out, 1e-5, 1e-4);
+  CHECK_CLOSE("dq", f32.dq.to(DType::float64), f64.dq, 1e-5, 1e-4);
+  CHECK_CLOSE("dk", f32.dk.to(DType::float64), f64.dk, 1e-5, 1e-4);
+  CHECK_CLOSE("dv", f32.dv.to(DType::float64), f64.dv, 1e-5, 1e-4);
 }
