@@ -70,6 +70,30 @@ HeadLayout contiguous_layout(std::int64_t H, std::int64_t T, std::int64_t D, std
 
 // ---- glue
 
+// The kernel pair chosen by select_attention_kernel, with the flash pair's arguments: the
+// materialized backward does not read the forward's output (out, lout).
+template <typename T>
+void run_attention_forward(bool flash, T* out, const HeadLayout& lout, T* lse, const T* q, const HeadLayout& lq,
+                           const T* k, const HeadLayout& lk, const T* v, const HeadLayout& lv, const AttentionDims& d,
+                           const AttentionConfig& cfg) {
+  if (flash)
+    detail::flash_attention_forward(out, lout, lse, q, lq, k, lk, v, lv, d, cfg);
+  else
+    attention_forward(out, lout, lse, q, lq, k, lk, v, lv, d, cfg);
+}
+
+template <typename T>
+void run_attention_backward(bool flash, T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& lgk, T* dv,
+                            const HeadLayout& lgv, const T* dout, const HeadLayout& lo, const T* out,
+                            const HeadLayout& lout, const T* q, const HeadLayout& lq, const T* k, const HeadLayout& lk,
+                            const T* v, const HeadLayout& lv, const T* lse, const AttentionDims& d,
+                            const AttentionConfig& cfg) {
+  if (flash)
+    detail::flash_attention_backward(dq, lgq, dk, lgk, dv, lgv, dout, lo, out, lout, q, lq, k, lk, v, lv, lse, d, cfg);
+  else
+    attention_backward(dq, lgq, dk, lgk, dv, lgv, dout, lo, q, lq, k, lk, v, lv, lse, d, cfg);
+}
+
 }  // namespace
 
 AttentionKernel detail::select_attention_kernel(const char* op, const AttentionOptions& options, std::int64_t Tq,
@@ -221,11 +245,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   Tensor lse = Tensor::empty({d.B, d.H, d.Tq}, q.dtype());
   const HeadLayout lout = contiguous_layout(d.H, d.Tq, d.Dv);
   dispatch_floating(q.dtype(), kOp, [&]<typename T>() {
-    if (flash)
-      detail::flash_attention_forward(out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk,
-                                      v.data<T>(), lv, d, cfg);
-    else
-      attention_forward(out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk, v.data<T>(), lv, d, cfg);
+    run_attention_forward(flash, out.data<T>(), lout, lse.data<T>(), q.data<T>(), lq, k.data<T>(), lk, v.data<T>(), lv,
+                          d, cfg);
   });
 
   if (!should_record({q_in, k_in, v_in})) return out;
@@ -263,14 +284,10 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
              T* dk_ = need_k ? dk.data<T>() : nullptr;
              T* dv_ = need_v ? dv.data<T>() : nullptr;
              const T* v_ = v.defined() ? v.data<T>() : nullptr;
-             if (flash)
-               detail::flash_attention_backward(dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo,
-                                                saved_out.defined() ? saved_out.data<T>() : nullptr,
-                                                contiguous_layout(d.H, d.Tq, d.Dv), q.data<T>(), lq, k.data<T>(), lk,
-                                                v_, lv, lse.data<T>(), d, c);
-             else
-               attention_backward(dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo, q.data<T>(), lq,
-                                  k.data<T>(), lk, v_, lv, lse.data<T>(), d, c);
+             run_attention_backward(flash, dq_, lgq, dk_, lgk, dv_, lgv, dout_ready.data<T>(), lo,
+                                    saved_out.defined() ? saved_out.data<T>() : nullptr,
+                                    contiguous_layout(d.H, d.Tq, d.Dv), q.data<T>(), lq, k.data<T>(), lk, v_, lv,
+                                    lse.data<T>(), d, c);
            });
            return {dq, dk, dv};
          }, DoubleBackward::supported);
@@ -323,12 +340,8 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   Tensor lse = Tensor::empty({B, H, T}, qkv.dtype());
   dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
     const T_* p = qkv.data<T_>();
-    if (flash)
-      detail::flash_attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv,
-                                      p + C + Ckv, packed_kv, d, cfg);
-    else
-      attention_forward(out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv, packed_kv,
-                        d, cfg);
+    run_attention_forward(flash, out.data<T_>(), merged, lse.data<T_>(), p, packed_q, p + C, packed_kv, p + C + Ckv,
+                          packed_kv, d, cfg);
   });
   if (!should_record({qkv_in})) return out;
   // The flash backward reads the output: saved detached, as in scaled_dot_product_attention.
@@ -354,13 +367,9 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            dispatch_floating(qkv.dtype(), kPackedOp, [&]<typename T_>() {
              const T_* x = qkv.data<T_>();
              T_* dx = dqkv.data<T_>();
-             if (flash)
-               detail::flash_attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(),
-                                                merged, saved_out.data<T_>(), merged, x, packed_q, x + C, packed_kv,
-                                                x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
-             else
-               attention_backward(dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged, x,
-                                  packed_q, x + C, packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
+             run_attention_backward(flash, dx, packed_q, dx + C, packed_kv, dx + C + Ckv, packed_kv, g.data<T_>(), merged,
+                                    saved_out.defined() ? saved_out.data<T_>() : nullptr, merged, x, packed_q, x + C,
+                                    packed_kv, x + C + Ckv, packed_kv, lse.data<T_>(), d, c);
            });
            return {dqkv};
          }, DoubleBackward::supported);
