@@ -90,6 +90,11 @@ Tensor matmul(const Tensor& a, const Tensor& b);
 Tensor matmul_naive(const Tensor& a, const Tensor& b);
 // x · weightᵀ + bias with weight (out, in), as torch.nn.functional.linear.
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor());
+// The feed-forward linear(gelu(linear(x, w1, b1), approximate), w2, b2) as one op
+// (ops/gelu_mlp.cpp): the same numbers, but it keeps only fc1's output for the backward and
+// recomputes gelu's there, a quarter less activation memory per transformer block.
+Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
+                const std::string& approximate = "none");
 
 // ---------------------------------------------------------------- views and joins (ops/view.cpp, ops/join.cpp)
 // reshape: a view when the layout allows, otherwise a copy. One size may be -1 (inferred).

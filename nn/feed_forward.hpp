@@ -3,6 +3,9 @@
 //   MLP:    y = fc2(act(fc1(x)))                      fc1: (hidden, dim), fc2: (dim, hidden)
 //   SwiGLU: y = fc2(silu(fc1(x)) ⊙ fc_gate(x))        (Shazeer 2020, "GLU Variants Improve
 //                                                       Transformer", arXiv 2002.05202)
+// With GELU (either form) the MLP runs as the fused op gelu_mlp: the same numbers, and it keeps
+// fc1's output only for the backward (gelu's output is recomputed there); with hooks on fc1
+// or fc2, and in anomaly mode, the layers run one by one.
 #pragma once
 
 #include "activation.hpp"

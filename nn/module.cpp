@@ -100,6 +100,10 @@ std::string hook_name(const char* kind, const std::string& label, std::size_t in
 }
 }  // namespace
 
+bool Module::has_forward_hooks() const {
+  return (pre_hooks_ && !pre_hooks_->empty()) || (forward_hooks_ && !forward_hooks_->empty());
+}
+
 Module::ForwardCall::ForwardCall(Module& module, std::initializer_list<Tensor*> inputs)
     : module_(module), scope_(module.anomaly_scope()) {
   if (inputs.size() > inputs_.size()) throw ValueError("ForwardCall: more than 8 inputs");

@@ -94,6 +94,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // Hooks on this module's forward (above). label names a hook in errors.
   HookHandle register_forward_pre_hook(ForwardPreHook hook, std::string label = "");
   HookHandle register_forward_hook(ForwardHook hook, std::string label = "");
+  // Whether a forward pre-hook or forward hook is registered here (not in children). A module
+  // that fuses its children's forwards into one op (FeedForward) runs them one by one instead
+  // when they have hooks, so that the hooks see what they expect.
+  bool has_forward_hooks() const;
 
  protected:
   // What every forward() does first and last: open the module's anomaly scope, run the

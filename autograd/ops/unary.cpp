@@ -18,14 +18,11 @@
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "../vec_math.hpp"
+#include "gelu.hpp"
 
 namespace tapegrad {
 
 namespace {
-
-// Constants of GELU's tanh form: √(2/π) and the cubic coefficient.
-constexpr double kGeluTanhScale = std::numbers::sqrt2 * std::numbers::inv_sqrtpi;
-constexpr double kGeluTanhCubic = 0.044715;
 
 // y = f(x) over a contiguous copy of x.
 template <typename F>
@@ -95,12 +92,7 @@ Tensor record_piecewise_linear(Tensor y, const Tensor& x, const char* op, DF dfd
 Tensor gelu_derivative(const Tensor& x) {
   using std::numbers::inv_sqrtpi;
   using std::numbers::sqrt2;
-  Tensor g = unary_forward(x, "gelu_derivative", [](auto x) {
-    using T = decltype(x);
-    const T cdf = (1 + std::erf(x / T(sqrt2))) / 2;
-    const T pdf = std::exp(-x * x / 2) * T(inv_sqrtpi / sqrt2);
-    return cdf + x * pdf;
-  });
+  Tensor g = unary_forward(x, "gelu_derivative", [](auto x) { return gelu_math::exact_slope(x); });
   if (!should_record({x})) return g;
   record(g, "gelu_derivative", {x}, [x](const Tensor& dout) -> TensorList {
     const Tensor x2 = mul(x, x);
@@ -171,39 +163,22 @@ Tensor silu(const Tensor& x) {
 }
 
 Tensor gelu(const Tensor& x, const std::string& approximate) {
-  using std::numbers::inv_sqrtpi;
-  using std::numbers::sqrt2;
   if (approximate == "none") {
-    // Φ(x) = (1 + erf(x/√2))/2,  φ(x) = exp(-x²/2)/√(2π)
-    Tensor y = unary_forward(x, "gelu", [](auto v) { return v * (1 + std::erf(v / sqrt2)) / 2; });
+    Tensor y = unary_forward(x, "gelu", [](auto v) { return gelu_math::exact(v); });
     return record_unary(
-        y, x, "gelu", false,
-        [](auto x) {
-          using T = decltype(x);
-          const T cdf = (1 + std::erf(x / T(sqrt2))) / 2;
-          const T pdf = std::exp(-x * x / 2) * T(inv_sqrtpi / sqrt2);
-          return cdf + x * pdf;
-        },
+        y, x, "gelu", false, [](auto x) { return gelu_math::exact_slope(x); },
         [](const Tensor& x) { return gelu_derivative(x); });
   }
   if (approximate == "tanh") {
-    // u = √(2/π)(x + 0.044715x³),  y = x(1 + tanh u)/2
-    // dy/dx = (1 + tanh u)/2 + x(1 - tanh²u)/2 · √(2/π)(1 + 3·0.044715x²)
-    Tensor y = unary_forward(x, "gelu_tanh", [](auto v) {
-      using T = decltype(v);
-      return v * (1 + vec::tanh_for_gelu(T(kGeluTanhScale) * (v + T(kGeluTanhCubic) * v * v * v))) / 2;
-    });
+    Tensor y = unary_forward(x, "gelu_tanh", [](auto v) { return gelu_math::tanh_form(v); });
     return record_unary(
-        y, x, "gelu_tanh", false,
-        [](auto x) {
-          using T = decltype(x);
-          const T t = vec::tanh_for_gelu(T(kGeluTanhScale) * (x + T(kGeluTanhCubic) * x * x * x));
-          return (1 + t) / 2 + x * (1 - t * t) / 2 * T(kGeluTanhScale) * (1 + 3 * T(kGeluTanhCubic) * x * x);
-        },
+        y, x, "gelu_tanh", false, [](auto x) { return gelu_math::tanh_form_slope(x); },
         [](const Tensor& x) {  // the same formula with tanh, mul and add
+          using gelu_math::kTanhCubic;
+          using gelu_math::kTanhScale;
           const Tensor x2 = mul(x, x);
-          const Tensor t = tanh(mul(mul(add(mul(x2, kGeluTanhCubic), 1.0), x), kGeluTanhScale));
-          const Tensor slope = mul(add(mul(x2, 3 * kGeluTanhCubic), 1.0), kGeluTanhScale);
+          const Tensor t = tanh(mul(mul(add(mul(x2, kTanhCubic), 1.0), x), kTanhScale));
+          const Tensor slope = mul(add(mul(x2, 3 * kTanhCubic), 1.0), kTanhScale);
           return add(mul(add(t, 1.0), 0.5), mul(mul(mul(x, rsub(1.0, mul(t, t))), 0.5), slope));
         });
   }

@@ -98,6 +98,8 @@ std::vector<CatalogEntry> catalog() {
       {"linear without bias", {{2, 3}, {4, 3}}, Values::normal, [](L in) { return linear(in[0], in[1]); }},
       {"linear non-contiguous input", {{3, 2}, {4, 3}}, Values::normal,
        [](L in) { return linear(noncontig(in[0]), in[1]); }},
+      {"gelu_mlp", {{2, 3}, {4, 3}, {4}, {2, 4}, {2}}, Values::normal,
+       [](L in) { return gelu_mlp(in[0], in[1], in[2], in[3], in[4], "tanh"); }},
       // ---- joins
       {"cat", {{2, 3}, {1, 3}}, Values::normal, [](L in) { return cat({in[0], in[1]}, 0); }},
       {"stack", {{2, 3}, {2, 3}}, Values::normal, [](L in) { return stack({in[0], in[1]}, 1); }},
