@@ -11,7 +11,7 @@
 //
 // Bytes, with b the bytes of the model's dtype and P its distinct parameters:
 //   parameters = P·b;  gradients = P·b;  optimizer state = m·P·b / shards   (AdamW: m = 2)
-//   activations = N·b·(L·a_block + a_head)         without checkpointing
+//   activations = N·b·(L·a_block + max(a_head, a_ffn))   without checkpointing
 //               = N·b·(L·C + max(a_head, a_block + a_back))   with it
 // for N = rows·T tokens of one micro-batch (what one forward and backward hold), L blocks and
 // per token, in elements (C = d_model, F = FFN width, W = C + 2·Hkv·D the packed q|k|v
@@ -20,15 +20,21 @@
 //     5C: the block's input, both norms' outputs, the merged heads, the stream between the
 //         sublayers (each kept by the op that reads it: a norm or a Linear keeps its input);
 //     W: q|k|v, kept by the fused attention with H logsumexps (never the T×T probabilities);
-//     f·F: GELU f = 2 (fc1's output kept by GELU, GELU's by fc2); SwiGLU f = 4 (fc1's and
-//         fc_gate's outputs, SiLU's, their product kept by fc2);
+//     f·F: GELU f = 1 (fc1's output, kept by the fused gelu_mlp, which recomputes GELU's in
+//         its backward); another elementwise activation f = 2 (fc1's output kept by the
+//         activation, the activation's by fc2); SwiGLU f = 4 (fc1's and fc_gate's outputs,
+//         SiLU's, their product kept by fc2);
 //     2C: the two dropout masks (0 or 1/(1−p), the activations' dtype).
 //   a_head = 2C + s + 2V + 1: the last block's output and the final norm's, the logits kept by
 //         the cross-entropy with a logsumexp per row, and the logits' gradient that its
 //         backward writes while they are still alive (the peak of the step, when V is large).
-//   a_back = f·F + W + 2C: what one block's backward writes before it frees what it kept
-//         (the gradients of the FFN's hidden tensors and of q|k|v, the stream's gradient and
-//         the residual's), on top of the recomputed block with checkpointing.
+//   a_ffn = 2F + 2C with GELU, else 0: the fused GELU's backward (gelu_mlp) holds GELU's
+//         recomputed output and dh (then du) while every block's activations are still kept,
+//         with the stream's gradient and dx; the peak when the head's is smaller.
+//   a_back = f'·F + W + 2C, f' = 2 (GELU 3, SwiGLU 4): what one block's backward writes
+//         before it frees what it kept (the gradients of the FFN's hidden tensors — with GELU
+//         also its recomputed output — and of q|k|v, the stream's gradient and the residual's),
+//         on top of the recomputed block with checkpointing.
 // With checkpointing a block keeps only its input; the backward recomputes one block at a
 // time, so the peak is the inputs of all blocks plus the larger of the head and one block.
 // A checkpoint save holds the parameters, gradients and optimizer state, the file being
