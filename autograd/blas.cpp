@@ -77,8 +77,9 @@ constexpr bool has_dnnl = true;
 // oneDNN's sgemm, row-major like the cblas call it replaces. Debian's libdnnl (2.6) is built
 // with OpenMP and links the same libgomp as tapegrad and OpenBLAS: its parallel regions take
 // omp_get_max_threads() threads, the count set_num_threads() sets, and one thread when called
-// inside a parallel region (attention's per-head products; nesting is off), so it adds no threads
-// (checked: 2 OS threads at set_num_threads(2), in and out of a parallel loop).
+// inside a parallel region (attention's per-head products; nesting is off), so it adds no threads.
+// Checked: at set_num_threads(2) the process keeps 2 OS threads, in and out of a parallel loop,
+// and 30 products of 1024^3 took 17 and 17 ticks of CPU time on them (31 and 0 at 1 thread).
 void dnnl_gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
                const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
                std::int64_t ldc) {
