@@ -1,10 +1,16 @@
-// blas.cpp — wraps cblas_sgemm / cblas_dgemm and OpenBLAS's thread and core queries.
-// cblas.h is included here and nowhere else.
+// blas.cpp — wraps cblas_sgemm / cblas_dgemm and OpenBLAS's thread and core queries, and, when
+// built with TAPEGRAD_WITH_DNNL, oneDNN's dnnl_sgemm for the float shapes where it is faster.
+// cblas.h (and dnnl.h) are included here and nowhere else.
 #include "blas.hpp"
 
 #include <cblas.h>
 #include <omp.h>
 
+#if TAPEGRAD_HAS_DNNL
+#include <oneapi/dnnl/dnnl.h>
+#endif
+
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -38,10 +44,14 @@ bool gemm_packs_one_row() {
   return packs;
 }
 
+bool runs_as_gemv(std::int64_t M, std::int64_t N, std::int64_t K) {
+  return K != 0 && (M == 1 || N == 1) && gemm_packs_one_row();
+}
+
 template <typename T, typename Gemv>
 bool as_gemv(Gemv gemv, bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
              const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
-  if (K == 0 || (M != 1 && N != 1) || !gemm_packs_one_row()) return false;
+  if (!runs_as_gemv(M, N, K)) return false;
   // beta = 0 must overwrite whatever C holds, NaN included: gemv scales y by beta first.
   if (beta == T(0))
     for (std::int64_t i = 0; i < (M == 1 ? N : M); ++i) C[M == 1 ? i : i * ldc] = T(0);
@@ -56,15 +66,147 @@ bool as_gemv(Gemv gemv, bool trans_a, bool trans_b, std::int64_t M, std::int64_t
   return true;
 }
 
+// ---- the GEMM library per product (GemmBackend, blas.hpp)
+
+std::atomic<int> chosen_backend{-1};  // a GemmBackend, or -1 before the first product
+std::mutex choosing;
+
+#if TAPEGRAD_HAS_DNNL
+constexpr bool has_dnnl = true;
+
+// oneDNN's sgemm, row-major like the cblas call it replaces. Debian's libdnnl (2.6) is built
+// with OpenMP and links the same libgomp as tapegrad and OpenBLAS: its parallel regions take
+// omp_get_max_threads() threads, the count set_num_threads() sets, and one thread when called
+// inside a parallel region (attention's per-head products; nesting is off), so it adds no threads.
+// Checked: at set_num_threads(2) the process keeps 2 OS threads, in and out of a parallel loop,
+// and 30 products of 1024^3 took 17 and 17 ticks of CPU time on them (31 and 0 at 1 thread).
+void dnnl_gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
+               const float* A, std::int64_t lda, const float* B, std::int64_t ldb, float beta, float* C,
+               std::int64_t ldc) {
+  const dnnl_status_t status =
+      dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+  if (status != dnnl_success)
+    throw Error("blas::gemm: dnnl_sgemm failed with status " + std::to_string(int(status)) + " on " +
+                std::string(trans_a ? "T" : "N") + (trans_b ? "T " : "N ") + std::to_string(M) + "x" +
+                std::to_string(N) + "x" + std::to_string(K));
+}
+
+// GemmBackend::automatic: oneDNN for every product but the small ones, an output of at most 64x64
+// with K below 256 (attention's per-head products and their backward at short T). Measured by
+// bench/bench_gemm_backends (1 thread, SkylakeX kernels, an AVX-512 AMD EPYC, medians of 5
+// interleaved rounds, under load; bench/README.md): oneDNN ran 50 of the 52 larger products of
+// S, M, G and L 1.01-1.34x as fast as OpenBLAS, median 1.08x (NT 2048x1536x384 213 against 190
+// GFLOP/s, NN 256x768x3072 202 against 151, NT 64x192x64 180 against 136; the other two 0.99x and
+// 0.87x within their noise). OpenBLAS's small-matrix kernels won all 10 small ones, oneDNN
+// reaching 0.75-0.93x (NN 64x64x64 178 against 215, TN 64x64x192 166 against 210, NT 64x64x32
+// 111 against 119). The transposes did not change the winner, so the rule ignores them. With it
+// the whole training step ran 6-8% faster than on OpenBLAS alone (median of 6 rounds per
+// config: S 0.92x, M 0.92x, G 0.94x of the time), hence the default of a build with oneDNN.
+bool dnnl_measured_faster(std::int64_t M, std::int64_t N, std::int64_t K) { return !(M * N <= 64 * 64 && K < 256); }
+
+bool runs_on_dnnl(GemmBackend backend, std::int64_t M, std::int64_t N, std::int64_t K) {
+  if (M == 0 || N == 0 || K == 0) return false;  // nothing to multiply: OpenBLAS scales C by beta
+  switch (backend) {
+    case GemmBackend::openblas: return false;
+    case GemmBackend::dnnl: return true;
+    case GemmBackend::automatic: return dnnl_measured_faster(M, N, K);
+  }
+  return false;
+}
+#else
+constexpr bool has_dnnl = false;
+#endif
+
 }  // namespace
+
+bool gemm_backend_available(GemmBackend backend) {
+  return backend == GemmBackend::openblas || has_dnnl;
+}
+
+const char* gemm_backend_name(GemmBackend backend) {
+  switch (backend) {
+    case GemmBackend::openblas: return "openblas";
+    case GemmBackend::dnnl: return "dnnl";
+    case GemmBackend::automatic: return "auto";
+  }
+  return "?";
+}
+
+GemmBackend parse_gemm_backend(const std::string& text) {
+  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::dnnl, GemmBackend::automatic})
+    if (text == gemm_backend_name(b)) return b;
+  throw ValueError("GEMM backend '" + text + "': expected openblas, dnnl or auto");
+}
+
+namespace {
+void require_available(GemmBackend backend, const std::string& who) {
+  if (!gemm_backend_available(backend))
+    throw ValueError(who + ": this tapegrad was built without oneDNN; configure with -DTAPEGRAD_WITH_DNNL=ON "
+                           "(Debian: libdnnl-dev) or use openblas");
+}
+}  // namespace
+
+GemmBackend gemm_backend_from_env() {
+  const char* env = std::getenv("TAPEGRAD_GEMM_BACKEND");
+  if (!env) return has_dnnl ? GemmBackend::automatic : GemmBackend::openblas;
+  const std::string who = std::string("TAPEGRAD_GEMM_BACKEND=") + env;
+  GemmBackend backend;
+  try {
+    backend = parse_gemm_backend(env);
+  } catch (const ValueError&) {
+    throw ValueError(who + ": expected openblas, dnnl or auto");
+  }
+  require_available(backend, who);
+  return backend;
+}
+
+void set_gemm_backend(GemmBackend backend) {
+  require_available(backend, std::string("set_gemm_backend(") + gemm_backend_name(backend) + ")");
+  std::lock_guard lock(choosing);
+  chosen_backend.store(int(backend), std::memory_order_release);
+}
+
+GemmBackend gemm_backend() {
+  int chosen = chosen_backend.load(std::memory_order_acquire);
+  if (chosen >= 0) return GemmBackend(chosen);
+  std::lock_guard lock(choosing);
+  chosen = chosen_backend.load(std::memory_order_acquire);
+  if (chosen < 0) {
+    chosen = int(gemm_backend_from_env());  // throws on a bad value: every product then does
+    chosen_backend.store(chosen, std::memory_order_release);
+  }
+  return GemmBackend(chosen);
+}
+
+// The transposes are part of a product's shape, but the rule does not look at them.
+GemmBackend gemm_backend_for([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
+                             std::int64_t N, std::int64_t K) {
+  const GemmBackend backend = gemm_backend();
+  if (runs_as_gemv(M, N, K)) return GemmBackend::openblas;
+#if TAPEGRAD_HAS_DNNL
+  if (runs_on_dnnl(backend, M, N, K)) return GemmBackend::dnnl;
+#else
+  (void)backend;
+#endif
+  return GemmBackend::openblas;
+}
 
 template <>
 void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                  float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                  float beta, float* C, std::int64_t ldc) {
+  const GemmBackend backend = gemm_backend();
   gemm_census_count(DType::float32, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_sgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+#if TAPEGRAD_HAS_DNNL
+  if (runs_on_dnnl(backend, M, N, K)) {
+    dnnl_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+    return;
+  }
+#else
+  (void)backend;  // always openblas here; read above so that a bad TAPEGRAD_GEMM_BACKEND is reported
+#endif
   cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
               static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
               static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
@@ -74,6 +216,7 @@ template <>
 void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
                   double alpha, const double* A, std::int64_t lda, const double* B,
                   std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
+  gemm_backend();  // reports a bad TAPEGRAD_GEMM_BACKEND here too; double always runs on OpenBLAS
   gemm_census_count(DType::float64, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_dgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;

@@ -15,6 +15,36 @@ template <typename T>
 void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
           const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C,
           std::int64_t ldc);
+
+// Which library runs blas::gemm<float> (double always runs on OpenBLAS):
+//   openblas   every product: the only one without TAPEGRAD_WITH_DNNL, and the reference of
+//              the GEMM floor in bench/README.md;
+//   dnnl       every product on oneDNN's dnnl_sgemm (built with TAPEGRAD_WITH_DNNL);
+//   automatic  each product on the library measured faster for its shape class (blas.cpp): the
+//              default of a build with TAPEGRAD_WITH_DNNL, where it made the training step
+//              6-8% faster (bench/README.md, "GEMM per shape").
+// One-row and one-column products run as gemv on OpenBLAS whatever the choice.
+// The environment variable TAPEGRAD_GEMM_BACKEND=openblas|dnnl|auto sets the choice at the first
+// product, unless set_gemm_backend() was called before.
+enum class GemmBackend { openblas, dnnl, automatic };
+
+// Throws ValueError when `backend` is not available in this build (dnnl or automatic without
+// TAPEGRAD_WITH_DNNL).
+void set_gemm_backend(GemmBackend backend);
+// The current choice; reads TAPEGRAD_GEMM_BACKEND the first time (ValueError naming the value
+// when it is not one of the three, or names a backend not built in).
+GemmBackend gemm_backend();
+// The library that runs this float product under the current choice: openblas or dnnl, never
+// automatic (it resolves the rule; one-row and one-column products are openblas's gemv).
+GemmBackend gemm_backend_for(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K);
+// Whether this build has the backend: openblas always, dnnl and automatic with TAPEGRAD_WITH_DNNL.
+bool gemm_backend_available(GemmBackend backend);
+// "openblas", "dnnl", "auto", and back (ValueError naming the text and the choices).
+const char* gemm_backend_name(GemmBackend backend);
+GemmBackend parse_gemm_backend(const std::string& text);
+// The choice TAPEGRAD_GEMM_BACKEND asks for (the build's default when unset), checked as above; what
+// gemm_backend() reads the first time.
+GemmBackend gemm_backend_from_env();
 }  // namespace blas
 
 // The kernel family OpenBLAS chose for this CPU ("SkylakeX", "Haswell", "Prescott", ...).

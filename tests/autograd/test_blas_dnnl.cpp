@@ -1,0 +1,197 @@
+// test_blas_dnnl.cpp — blas::gemm<float> on oneDNN (GemmBackend::dnnl, built with
+// TAPEGRAD_WITH_DNNL; tests/CMakeLists.txt leaves this file out otherwise): every transpose
+// pair, leading dimensions wider than the matrices, alpha, beta 0 over a C that holds NaN (it
+// must be overwritten) and beta 1 (accumulate), against a naive product and against OpenBLAS;
+// the rule of GemmBackend::automatic; the selector and TAPEGRAD_GEMM_BACKEND's errors.
+#include <catch2/catch.hpp>
+#include <omp.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <tapegrad/autograd/blas.hpp>
+#include <tapegrad/autograd/errors.hpp>
+
+using namespace tapegrad;
+using blas::GemmBackend;
+
+namespace {
+
+// Restores the backend chosen before the test.
+struct BackendGuard {
+  GemmBackend saved = blas::gemm_backend();
+  ~BackendGuard() { blas::set_gemm_backend(saved); }
+};
+
+// Sets TAPEGRAD_GEMM_BACKEND for one scope (unset when `value` is empty), then restores it.
+struct EnvGuard {
+  std::optional<std::string> saved;
+  explicit EnvGuard(const std::string& value) {
+    if (const char* old = std::getenv("TAPEGRAD_GEMM_BACKEND")) saved = old;
+    if (value.empty())
+      unsetenv("TAPEGRAD_GEMM_BACKEND");
+    else
+      setenv("TAPEGRAD_GEMM_BACKEND", value.c_str(), 1);
+  }
+  ~EnvGuard() {
+    if (saved)
+      setenv("TAPEGRAD_GEMM_BACKEND", saved->c_str(), 1);
+    else
+      unsetenv("TAPEGRAD_GEMM_BACKEND");
+  }
+};
+
+// C = alpha·op(A)·op(B) + beta·C in double, element by element (beta 0 ignores C).
+void naive_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
+                const std::vector<float>& B, int ldb, float beta, std::vector<float>& C, int ldc) {
+  for (int i = 0; i < M; ++i)
+    for (int j = 0; j < N; ++j) {
+      double s = 0;
+      for (int k = 0; k < K; ++k) s += double(ta ? A[k * lda + i] : A[i * lda + k]) * double(tb ? B[j * ldb + k] : B[k * ldb + j]);
+      float& c = C[i * ldc + j];
+      c = static_cast<float>(alpha * s + (beta == 0.0f ? 0.0 : double(beta) * double(c)));
+    }
+}
+
+struct Problem {
+  bool ta, tb;
+  int M, N, K;
+  float alpha, beta;
+  static constexpr int pad = 3;  // every leading dimension is wider than its matrix
+  int lda() const { return (ta ? M : K) + pad; }
+  int ldb() const { return (tb ? K : N) + pad; }
+  int ldc() const { return N + pad; }
+  std::vector<float> A, B, C0;  // C0: C before the product (NaN everywhere when beta is 0)
+  Problem(bool ta_, bool tb_, int M_, int N_, int K_, float alpha_, float beta_)
+      : ta(ta_), tb(tb_), M(M_), N(N_), K(K_), alpha(alpha_), beta(beta_) {
+    A.resize(std::size_t((ta ? K : M) * lda()));
+    B.resize(std::size_t((tb ? N : K) * ldb()));
+    C0.resize(std::size_t(M * ldc()));
+    for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(std::sin(0.7 * double(i) + 0.1));
+    for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<float>(std::cos(0.3 * double(i) + 0.2));
+    for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = beta == 0.0f ? NAN : static_cast<float>(0.01 * double(i % 97));
+  }
+  std::vector<float> run(GemmBackend backend) const {
+    blas::set_gemm_backend(backend);
+    std::vector<float> C = C0;
+    blas::gemm<float>(ta, tb, M, N, K, alpha, A.data(), lda(), B.data(), ldb(), beta, C.data(), ldc());
+    return C;
+  }
+  std::vector<float> reference() const {
+    std::vector<float> C = C0;
+    naive_gemm(ta, tb, M, N, K, alpha, A, lda(), B, ldb(), beta, C, ldc());
+    return C;
+  }
+  std::string str() const {
+    return std::string(ta ? "T" : "N") + (tb ? "T " : "N ") + std::to_string(M) + "x" + std::to_string(N) + "x" +
+           std::to_string(K) + ", alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta);
+  }
+};
+
+// Every element within float tolerance of `expected`; the padding between rows untouched.
+void check_close(const Problem& p, const std::vector<float>& C, const std::vector<float>& expected, const char* what) {
+  const int ldc = p.ldc();
+  int bad = 0;
+  for (int i = 0; i < p.M; ++i)
+    for (int j = 0; j < p.N; ++j) {
+      const double c = C[i * ldc + j], e = expected[i * ldc + j];
+      if (!(std::abs(c - e) <= 1e-4 * (1 + std::abs(e))) && bad++ < 3) {
+        INFO(what << ": " << p.str() << ", element (" << i << ", " << j << "): " << c << " against " << e);
+        CHECK(false);
+      }
+      for (int j2 = p.N; j2 < ldc && j == 0; ++j2) {  // the padding of row i
+        const float pc = C[i * ldc + j2], p0 = p.C0[i * ldc + j2];
+        CHECK(((std::isnan(pc) && std::isnan(p0)) || pc == p0));
+      }
+    }
+  INFO(what << ": " << p.str());
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("blas: oneDNN is built in, every GEMM backend is available", "[blas]") {
+  CHECK(blas::gemm_backend_available(GemmBackend::openblas));
+  CHECK(blas::gemm_backend_available(GemmBackend::dnnl));
+  CHECK(blas::gemm_backend_available(GemmBackend::automatic));
+}
+
+TEST_CASE("blas::gemm<float> on oneDNN equals the naive product and OpenBLAS's", "[blas]") {
+  BackendGuard restore;
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      // automatic runs the first three on OpenBLAS, the last two on oneDNN (M·N > 64·64, K ≥ 256)
+      for (auto [M, N, K] : {std::tuple{37, 29, 19}, std::tuple{64, 64, 64}, std::tuple{2, 3, 1}, std::tuple{70, 65, 40},
+                             std::tuple{5, 9, 300}})
+        for (float beta : {0.0f, 1.0f, -0.5f}) {
+          const Problem p(ta, tb, M, N, K, 1.5f, beta);
+          const std::vector<float> expected = p.reference();
+          const std::vector<float> dnnl = p.run(GemmBackend::dnnl), openblas = p.run(GemmBackend::openblas);
+          check_close(p, dnnl, expected, "oneDNN against the naive product");
+          check_close(p, dnnl, openblas, "oneDNN against OpenBLAS");
+          check_close(p, p.run(GemmBackend::automatic), expected, "automatic against the naive product");
+        }
+}
+
+TEST_CASE("blas::gemm<float> on oneDNN inside an OpenMP loop (attention's per-head products)", "[blas]") {
+  BackendGuard restore;
+  blas::set_gemm_backend(GemmBackend::dnnl);
+  const Problem p(false, true, 48, 40, 32, 1.0f, 0.0f);
+  const std::vector<float> expected = p.reference();
+  std::vector<std::vector<float>> C(8, p.C0);
+#pragma omp parallel for
+  for (int h = 0; h < 8; ++h)
+    blas::gemm<float>(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A.data(), p.lda(), p.B.data(), p.ldb(), p.beta,
+                      C[std::size_t(h)].data(), p.ldc());
+  for (const auto& c : C) check_close(p, c, expected, "oneDNN in a parallel loop");
+}
+
+TEST_CASE("blas::gemm_backend_for names the library that runs a product", "[blas]") {
+  BackendGuard restore;
+  blas::set_gemm_backend(GemmBackend::openblas);
+  CHECK(blas::gemm_backend() == GemmBackend::openblas);
+  CHECK(blas::gemm_backend_for(false, true, 512, 128, 512) == GemmBackend::openblas);
+  blas::set_gemm_backend(GemmBackend::dnnl);
+  CHECK(blas::gemm_backend() == GemmBackend::dnnl);
+  CHECK(blas::gemm_backend_for(false, true, 512, 128, 512) == GemmBackend::dnnl);
+  CHECK(blas::gemm_backend_for(false, false, 0, 128, 512) == GemmBackend::openblas);  // nothing to multiply
+  blas::set_gemm_backend(GemmBackend::automatic);
+  CHECK(blas::gemm_backend() == GemmBackend::automatic);
+  for (bool ta : {false, true})
+    for (bool tb : {false, true}) {
+      // The rule of blas.cpp: OpenBLAS for an output of at most 64x64 with K below 256.
+      CHECK(blas::gemm_backend_for(ta, tb, 64, 64, 64) == GemmBackend::openblas);
+      CHECK(blas::gemm_backend_for(ta, tb, 64, 32, 255) == GemmBackend::openblas);
+      CHECK(blas::gemm_backend_for(ta, tb, 64, 64, 256) == GemmBackend::dnnl);
+      CHECK(blas::gemm_backend_for(ta, tb, 64, 128, 64) == GemmBackend::dnnl);
+      CHECK(blas::gemm_backend_for(ta, tb, 512, 128, 512) == GemmBackend::dnnl);
+    }
+}
+
+TEST_CASE("blas::parse_gemm_backend and TAPEGRAD_GEMM_BACKEND name a bad value", "[blas]") {
+  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::dnnl, GemmBackend::automatic})
+    CHECK(blas::parse_gemm_backend(blas::gemm_backend_name(b)) == b);
+  CHECK(std::string(blas::gemm_backend_name(GemmBackend::automatic)) == "auto");
+  CHECK_THROWS_AS(blas::parse_gemm_backend("automatic"), ValueError);
+  CHECK_THROWS_WITH(blas::parse_gemm_backend("mkl"), Catch::Contains("'mkl'") && Catch::Contains("openblas, dnnl or auto"));
+  {
+    EnvGuard env("");  // unset: automatic is the default of a build with oneDNN
+    CHECK(blas::gemm_backend_from_env() == GemmBackend::automatic);
+  }
+  {
+    EnvGuard env("openblas");
+    CHECK(blas::gemm_backend_from_env() == GemmBackend::openblas);
+  }
+  {
+    EnvGuard env("dnnl");
+    CHECK(blas::gemm_backend_from_env() == GemmBackend::dnnl);
+  }
+  {
+    EnvGuard env("DNNL");  // names are lower case
+    CHECK_THROWS_WITH(blas::gemm_backend_from_env(),
+                      Catch::Contains("TAPEGRAD_GEMM_BACKEND=DNNL") && Catch::Contains("openblas, dnnl or auto"));
+  }
+}
