@@ -43,7 +43,7 @@ TEST_CASE("allocator: a training step in the steady state allocates no new memor
   CHECK(after.os_allocations == before.os_allocations);  // ...all from the cache
 }
 
-TEST_CASE("allocator: blocks are reused by size class; limit and empty_cache hold", "[allocator]") {
+TEST_CASE("allocator: blocks are reused by size class, limit and empty_cache hold", "[allocator]") {
   CacheLimitGuard guard(std::size_t(64) << 20);
   empty_cache();
   CHECK(allocator_stats().cached_bytes == 0);

@@ -391,7 +391,7 @@ Tensor split_attend_merge(const Tensor& qkv, std::int64_t H, const AttentionOpti
 }
 }  // namespace
 
-TEST_CASE("packed self-attention equals split, attend, merge; forward, gradient, gradcheck", "[attention]") {
+TEST_CASE("packed self-attention equals split, attend, merge, forward, gradient, gradcheck", "[attention]") {
   Generator gen(11);
   for (const bool causal : {false, true})
     for (const bool pad : {false, true}) {
@@ -471,7 +471,7 @@ Tensor split_attend_merge_gqa(const Tensor& qkv, std::int64_t H, std::int64_t Hk
 }
 }  // namespace
 
-TEST_CASE("packed grouped-query attention equals the split 4-d op; dropout masks too", "[attention][gqa]") {
+TEST_CASE("packed grouped-query attention equals the split 4-d op, dropout masks too", "[attention][gqa]") {
   Generator gen(13);
   for (const auto& [H, Hkv] : std::vector<std::pair<std::int64_t, std::int64_t>>{{4, 2}, {4, 1}, {3, 3}, {6, 2}})
     for (const bool causal : {false, true}) {

@@ -79,7 +79,7 @@ TEST_CASE("rotary_embedding: q·k depends on the positions' difference only, and
   CHECK(std::sqrt(dot(at(q, 9), at(q, 9))) == Approx(std::sqrt(dot(q, q))).epsilon(1e-14));  // a rotation
 }
 
-TEST_CASE("rotary_embedding: an offset continues the sequence; rotate_heads leaves the other heads", "[rotary]") {
+TEST_CASE("rotary_embedding: an offset continues the sequence, rotate_heads leaves the other heads", "[rotary]") {
   // The last 2 positions of a 5-token sequence, rotated alone from offset 3, equal the same
   // rows of the whole sequence rotated from 0: what a KV cache relies on.
   const Tensor x = param({2, 5, 3, 4}, 7);

@@ -196,7 +196,7 @@ TEST_CASE("generate stops a row at a stop token and pads it with that token", "[
   }
 }
 
-TEST_CASE("RoPE generates past max_seq_len; learned positions are refused there", "[generate]") {
+TEST_CASE("RoPE generates past max_seq_len, learned positions are refused there", "[generate]") {
   manual_seed(60);
   nn::TransformerLM lm(lm_config(true, 2, 8));
   const Tensor prompt = tokens_of({4, 2, 6}, 1);

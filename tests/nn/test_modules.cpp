@@ -263,7 +263,7 @@ TEST_CASE("MultiHeadAttention self-attention matches the naive composition and p
   CHECK_CLOSE(one_head.forward(x, pad), naive_attention(one_head, x, Tensor(), pad, false), 1e-13);
 }
 
-TEST_CASE("MultiHeadAttention with grouped-query heads, QK-norm and RoPE matches its formula; gradcheck",
+TEST_CASE("MultiHeadAttention with grouped-query heads, QK-norm and RoPE matches its formula, gradcheck",
           "[modules][attention][gqa][rotary]") {
   const Tensor x = param({2, 5, 8}, 60), memory = param({2, 3, 8}, 61);
   const Tensor pad = padding_mask(2, 5);

@@ -334,7 +334,7 @@ TEST_CASE("mix_ln_ratio and the stack index are checked, by name", "[residual][r
   CHECK(nn::TransformerBlock(c).stack.index == 0);  // a block alone is block 1 of 1
 }
 
-TEST_CASE("Model files keep mix_ln_ratio; files without it load with its default", "[residual][recent][io]") {
+TEST_CASE("Model files keep mix_ln_ratio, files without it load with its default", "[residual][recent][io]") {
   ScratchDir dir;
   nn::TransformerLMConfig c = tiny_lm(8, 4, 4);
   c.block.placement = Placement::mixln;
@@ -362,6 +362,7 @@ TEST_CASE("Model files keep mix_ln_ratio; files without it load with its default
   old.kind = "state_dict";
   for (const auto& entry : io::config_metadata(old_config))
     if (entry.first != "config.block.mix_ln_ratio") old.metadata.push_back(entry);
+  old.set("config.version", std::int64_t(1));  // files without the field are version 1 (model_config.hpp)
   old.section("model") = state_dict(old_model);
   const auto loaded = io::model_from<nn::TransformerLM>(old);
   CHECK(loaded->config == old_config);
@@ -371,6 +372,7 @@ TEST_CASE("Model files keep mix_ln_ratio; files without it load with its default
   io::Checkpoint old_s2s;
   for (const auto& entry : io::config_metadata(s))
     if (entry.first != "config.block.mix_ln_ratio") old_s2s.metadata.push_back(entry);
+  old_s2s.set("config.version", std::int64_t(1));
   CHECK(io::seq2seq_config_from(old_s2s) == s);
   const auto seed_file = io::load_model<nn::TransformerLM>(TAPEGRAD_SOURCE_DIR "/tests/io/corpus/seeds/checkpoint/model_lm.tgc");
   CHECK(seed_file->config.block.mix_ln_ratio == 0.25);

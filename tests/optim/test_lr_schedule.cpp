@@ -213,7 +213,7 @@ TEST_CASE("extending a warmup-decay schedule re-plans the decay from the coming 
   }
 }
 
-TEST_CASE("extending in the warm-up moves the end only; after the end, the lr stays at the floor", "[optim][schedule][extend]") {
+TEST_CASE("extending in the warm-up moves the end only, after the end, the lr stays at the floor", "[optim][schedule][extend]") {
   TwoGroups g;
   WarmupCosine s(g.opt, 10, 100, 0.2);
   REQUIRE(s.extend(300, 3));  // still warming up: the whole cosine is stretched, no re-plan

@@ -83,7 +83,7 @@ TEST_CASE("each optimizer fits a linear regression", "[optim]") {
   }
 }
 
-TEST_CASE("step skips parameters without a gradient; zero_grad clears to undefined; nothing is recorded",
+TEST_CASE("step skips parameters without a gradient, zero_grad clears to undefined, nothing is recorded",
           "[optim]") {
   Tensor a = tensor({1, 2}, {2}, DType::float64).requires_grad_();
   Tensor b = tensor({3, 4}, {2}, DType::float64).requires_grad_();
@@ -291,7 +291,7 @@ TEST_CASE("bad parameter lists are refused", "[optim][errors]") {
   REQUIRE_THROWS_WITH(SGD({{"u", Tensor()}}, SGDOptions(0.1)), Contains("parameter 'u' is undefined"));
 }
 
-TEST_CASE("weight_decay_groups: matrices decay; gains, biases and (by default) embeddings do not", "[optim][groups]") {
+TEST_CASE("weight_decay_groups: matrices decay, gains, biases and (by default) embeddings do not", "[optim][groups]") {
   manual_seed(0);
   nn::TransformerLMConfig c;
   c.vocab_size = 11;
