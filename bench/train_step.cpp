@@ -181,9 +181,11 @@ int main(int argc, char** argv) {
     if (floor) std::printf(",%.2f,%.3f", gemm_floor.ms, median / gemm_floor.ms);
     std::printf("\n");
   } else {
-    std::printf("tapegrad %s (%lld layers, d %lld, T %lld, B %lld, vocab %lld), %s, %d thread(s), BLAS core %s\n",
+    std::printf("tapegrad %s (%lld layers, d %lld, T %lld, B %lld, vocab %lld), %s, %d thread(s), BLAS core %s, "
+                "GEMM backend %s\n",
                 config_name.c_str(), (long long)c.layers, (long long)c.d_model, (long long)c.seq_len,
-                (long long)c.batch, (long long)c.vocab, placement.c_str(), threads, blas_core_name().c_str());
+                (long long)c.batch, (long long)c.vocab, placement.c_str(), threads, blas_core_name().c_str(),
+                blas::gemm_backend_name(blas::gemm_backend()));
     if (checkpoint) std::printf("  activation checkpointing: every block recomputed in backward\n");
     std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
                 median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
