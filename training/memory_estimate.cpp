@@ -12,12 +12,15 @@ namespace tapegrad::training {
 
 namespace {
 
-// The FFN's hidden tensors kept for the backward: GELU runs fused (gelu_mlp) and keeps fc1's
-// output alone; another elementwise activation keeps fc1's output and its own (fc2's input);
-// SwiGLU four.
+// Whether FeedForward runs as the fused gelu_mlp (nn/feed_forward.cpp: GELU in either form;
+// a model without hooks on fc1 and fc2, outside anomaly mode, which is what training runs).
+bool fused_gelu(nn::Activation a) { return a == nn::Activation::gelu || a == nn::Activation::gelu_tanh; }
+
+// The FFN's hidden tensors kept for the backward: the fused GELU keeps fc1's output alone;
+// another elementwise activation keeps fc1's output and its own (fc2's input); SwiGLU four.
 double ffn_kept(nn::Activation a) {
   if (a == nn::Activation::swiglu) return 4;
-  return a == nn::Activation::gelu || a == nn::Activation::gelu_tanh ? 1 : 2;
+  return fused_gelu(a) ? 1 : 2;
 }
 
 // The FFN's hidden tensors a block's backward writes before it frees what it kept: the
@@ -25,13 +28,14 @@ double ffn_kept(nn::Activation a) {
 // also recomputes GELU's output there, held with dh (then du, in place) while fc1's is kept.
 double ffn_written(nn::Activation a) {
   if (a == nn::Activation::swiglu) return 4;
-  return a == nn::Activation::gelu || a == nn::Activation::gelu_tanh ? 3 : 2;
+  return fused_gelu(a) ? 3 : 2;
 }
 
 // The sizes the formulas use, from the block config as TransformerLM builds it.
 struct Dims {
   double C, F, W, H, V, T, L, s;
   double f_kept, f_back;  // FFN hidden tensors (of F) kept for the backward, and written by it
+  bool fused_gelu;
 };
 
 Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len) {
@@ -40,7 +44,8 @@ Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len) {
   const bool layernorm = b.norm == nn::NormKind::layernorm;
   return {double(b.d_model), double(b.ff_dim()), double(b.d_model + 2 * kv_heads * D), double(b.n_heads),
           double(config.vocab_size), double(seq_len > 0 ? seq_len : config.max_seq_len), double(config.n_layers),
-          layernorm ? 2.0 : 1.0, ffn_kept(b.activation), ffn_written(b.activation)};
+          layernorm ? 2.0 : 1.0, ffn_kept(b.activation), ffn_written(b.activation),
+          fused_gelu(b.activation)};
 }
 
 }  // namespace
@@ -79,7 +84,7 @@ MemoryEstimate estimate_memory(const nn::TransformerLMConfig& config, const Memo
   const double a_block = 5 * d.C + d.W + d.f_kept * d.F + d.H + 2 * d.s + (dropout ? 2 * d.C : 0);
   const double a_head = 2 * d.C + d.s + 2 * d.V + 1;
   const double a_back = d.f_back * d.F + d.W + 2 * d.C;
-  const double a_ffn = d.f_kept == 1 ? 2 * d.F + 2 * d.C : 0;  // the fused GELU's backward at its peak
+  const double a_ffn = d.fused_gelu ? 2 * d.F + 2 * d.C : 0;  // the fused GELU's backward at its peak
   const double tokens = double(plan.rows) * d.T;
   e.activations_plain = tokens * b * (d.L * a_block + std::max(a_head, a_ffn));
   e.activations_checkpointed = tokens * b * (d.L * d.C + std::max(a_head, a_block + a_back));

@@ -16,10 +16,10 @@
 //   backward:  dh = dy·W2              h = gelu(u) and du = dh ⊙ gelu'(u) in one pass
 //              dW2 = dyᵀ·h,  db2 = Σ_rows dy
 //              dW1 = duᵀ·x,  db1 = Σ_rows du,  dx = du·W1
-// Every product, bias start and elementwise formula is the one linear() and gelu() use, in
-// the same order, so the results are bitwise those of the composed ops (tested). A recorded
+// The forward products are linear()'s own kernel (linear_forward.hpp) and the backward's are
+// the same gemm calls as linear()'s backward; every elementwise formula is gelu()'s
+// (gelu.hpp), in the same order, so the results are bitwise those of the composed ops (tested). A recorded
 // backward pass (create_graph) backpropagates through the composed ops instead (recompute.hpp).
-#include <algorithm>
 #include <tuple>
 
 #include "../blas.hpp"
@@ -28,7 +28,9 @@
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "../recompute.hpp"
+#include "data_or_null.hpp"
 #include "gelu.hpp"
+#include "linear_forward.hpp"
 
 namespace tapegrad {
 
@@ -60,19 +62,6 @@ void check_gelu_mlp_args(const Tensor& x, const Tensor& w1, const Tensor& b1, co
     if (t->defined() && t->dtype() != x.dtype())
       throw DTypeError(std::string("gelu_mlp: dtypes differ (input ") + dtype_name(x.dtype()) + ", a weight or bias " +
                        dtype_name(t->dtype()) + ")");
-}
-
-// out (N, F) = a (N, K) · Wᵀ + bias, as linear(): start every row from the bias, then gemm adds
-// with beta = 1 (the same order of additions, hence the same bits).
-template <typename T>
-void affine(T* out, const T* a, const T* w, const T* bias, std::int64_t N, std::int64_t K, std::int64_t F) {
-  T beta = T(0);
-  if (bias) {
-    for (std::int64_t r = 0; r < N; ++r) std::copy(bias, bias + F, out + r * F);
-    beta = T(1);
-  }
-  if (K > 0 && N > 0) blas::gemm<T>(false, true, N, F, K, T(1), a, K, w, K, beta, out, F);
-  else if (!bias) std::fill(out, out + N * F, T(0));
 }
 
 // h = gelu(u) over n elements.
@@ -109,11 +98,6 @@ void gelu_backward_pass(T* __restrict h, T* __restrict dh, const T* __restrict u
   }
 }
 
-template <typename T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
-}
-
 }  // namespace
 
 Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tensor& w2, const Tensor& b2,
@@ -130,10 +114,10 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
   Tensor u = Tensor::empty({N, s.hidden}, x.dtype());
   Tensor y = Tensor::empty(out_shape, x.dtype());
   dispatch_floating(x.dtype(), "gelu_mlp", [&]<typename T>() {
-    affine(u.data<T>(), xc.data<T>(), w1c.data<T>(), data_or_null<T>(b1c), N, s.in, s.hidden);
+    linear_forward(u.data<T>(), xc.data<T>(), w1c.data<T>(), data_or_null<T>(b1c), N, s.in, s.hidden);
     Tensor h = Tensor::empty({N, s.hidden}, x.dtype());
     gelu_pass(h.data<T>(), u.data<T>(), N * s.hidden, tanh_form);
-    affine(y.data<T>(), h.data<T>(), w2c.data<T>(), data_or_null<T>(b2c), N, s.hidden, s.out);
+    linear_forward(y.data<T>(), h.data<T>(), w2c.data<T>(), data_or_null<T>(b2c), N, s.hidden, s.out);
   });
   if (!should_record({x, w1, b1, w2, b2})) return y;
   const bool need_x = x.requires_grad(), need_w1 = w1.requires_grad(), need_w2 = w2.requires_grad();

@@ -22,6 +22,7 @@
 #include "../recompute.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
+#include "data_or_null.hpp"
 
 namespace tapegrad {
 
@@ -139,11 +140,6 @@ std::int64_t check_norm_args(const char* op, const Tensor& x, const Shape& norma
   }
   if (!(eps >= 0)) throw ValueError(std::string(op) + ": eps must be >= 0, got " + std::to_string(eps));
   return shape_numel(normalized_shape);
-}
-
-template <typename T>
-const T* data_or_null(const Tensor& t) {
-  return t.defined() ? t.data<T>() : nullptr;
 }
 
 // The same normalization composed of differentiable ops (mean, rsqrt, ...): what a recorded

@@ -14,7 +14,9 @@
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../shape.hpp"
+#include "data_or_null.hpp"
 #include "gemm_layout.hpp"
+#include "linear_forward.hpp"
 
 namespace tapegrad {
 
@@ -170,19 +172,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const Tensor w = weight.contiguous();
   Shape out_shape = x.shape();
   out_shape.back() = out_features;
-  Tensor y = Tensor::empty(out_shape, x.dtype(), in == 0);
+  Tensor y = Tensor::empty(out_shape, x.dtype());
+  const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
   dispatch_floating(x.dtype(), "linear", [&]<typename T>() {
-    T* py = y.data<T>();
-    T beta = T(0);
-    if (bias.defined()) {  // start from the bias in every row, then gemm adds x·Wᵀ (beta = 1)
-      const Tensor bc = bias.contiguous();
-      const T* pb = bc.data<T>();
-      for (std::int64_t r = 0; r < N; ++r) std::copy(pb, pb + out_features, py + r * out_features);
-      beta = T(1);
-    }
-    if (in > 0 && N > 0)
-      blas::gemm<T>(false, true, N, out_features, in, T(1), x2.data<T>(), in, w.data<T>(), in, beta, py,
-                    out_features);
+    // every row starts from the bias, then gemm adds x·Wᵀ (beta = 1); zeros when in = 0 and no bias
+    linear_forward(y.data<T>(), x2.data<T>(), w.data<T>(), data_or_null<T>(bc), N, in, out_features);
   });
   if (!should_record({x, weight, bias})) return y;
   const bool need_x = x.requires_grad(), need_w = weight.requires_grad();

@@ -13,9 +13,12 @@
 #include <vector>
 
 #include <tapegrad/autograd/blas.hpp>
+
+#include "support/naive_gemm.hpp"
 #include <tapegrad/autograd/errors.hpp>
 
 using namespace tapegrad;
+using tapegrad::testing::naive_gemm;
 using blas::GemmBackend;
 
 namespace {
@@ -44,17 +47,6 @@ struct EnvGuard {
   }
 };
 
-// C = alpha·op(A)·op(B) + beta·C in double, element by element (beta 0 ignores C).
-void naive_gemm(bool ta, bool tb, int M, int N, int K, float alpha, const std::vector<float>& A, int lda,
-                const std::vector<float>& B, int ldb, float beta, std::vector<float>& C, int ldc) {
-  for (int i = 0; i < M; ++i)
-    for (int j = 0; j < N; ++j) {
-      double s = 0;
-      for (int k = 0; k < K; ++k) s += double(ta ? A[k * lda + i] : A[i * lda + k]) * double(tb ? B[j * ldb + k] : B[k * ldb + j]);
-      float& c = C[i * ldc + j];
-      c = static_cast<float>(alpha * s + (beta == 0.0f ? 0.0 : double(beta) * double(c)));
-    }
-}
 
 struct Problem {
   bool ta, tb;
