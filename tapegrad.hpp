@@ -16,6 +16,7 @@
 #include "autograd/node.hpp"
 #include "autograd/ops.hpp"
 #include "autograd/random.hpp"
+#include "autograd/saved_tensor.hpp"
 #include "autograd/tensor.hpp"
 #include "io/io.hpp"
 #include "training/training.hpp"

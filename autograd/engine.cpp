@@ -196,7 +196,16 @@ void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_grap
                          ") is not written with differentiable ops, so it cannot be recorded for a higher-order "
                          "gradient (create_graph); pass DoubleBackward::supported to record() once it is");
       profiler::Scope timed(node->name.c_str(), profiler::Phase::backward);
-      TensorList dinputs = node->apply(dout);
+      // Released as soon as it has run unless the graph is retained, even when what follows
+      // throws: its backward may have written over what it kept (saved_tensors_freed_after).
+      struct ReleaseAfter {
+        Node* node;
+        bool release;
+        ~ReleaseAfter() {
+          if (release) node->release();
+        }
+      } release_after{node, !retain_graph};
+      TensorList dinputs = node->apply(dout, !retain_graph);
       if (dinputs.size() != node->next_edges.size())
         throw GraphError("backward of '" + node->name + "' returned " +
                          std::to_string(dinputs.size()) + " gradients for " +

@@ -48,16 +48,26 @@ Node::~Node() {
 namespace {
 thread_local bool* requires_grad_seen = nullptr;  // the live RequiresGradProbe's flag
 thread_local const Node* running = nullptr;       // the node whose backward function runs
+thread_local bool running_frees_saved = false;    // ... and whether its saved tensors go right after
 }
 
-TensorList Node::apply(const Tensor& dout) const {
+TensorList Node::apply(const Tensor& dout, bool frees_saved) const {
   struct Running {  // nested: a checkpoint's backward runs a whole backward pass inside
     const Node* previous;
-    explicit Running(const Node* n) : previous(running) { running = n; }
-    ~Running() { running = previous; }
-  } scope(this);
+    bool previous_frees;
+    Running(const Node* n, bool frees) : previous(running), previous_frees(running_frees_saved) {
+      running = n;
+      running_frees_saved = frees;
+    }
+    ~Running() {
+      running = previous;
+      running_frees_saved = previous_frees;
+    }
+  } scope(this, frees_saved);
   return backward_fn_(dout);
 }
+
+bool saved_tensors_freed_after() { return running != nullptr && running_frees_saved; }
 
 Tensor saved_output_with_graph(const Tensor& saved) {
   if (!running) throw GraphError("saved_output_with_graph: called outside a backward function");

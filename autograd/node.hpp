@@ -71,7 +71,8 @@ class Node : public std::enable_shared_from_this<Node> {
   // Drops the saved tensors. A second backward through this node then raises GraphError.
   void release() { backward_fn_ = nullptr; }
   // Runs the backward function (saved_output_with_graph then knows which node runs).
-  TensorList apply(const Tensor& dout) const;
+  // frees_saved: the caller releases this node right after (saved_tensors_freed_after()).
+  TensorList apply(const Tensor& dout, bool frees_saved = false) const;
 
  private:
   BackwardFn backward_fn_;
@@ -116,5 +117,9 @@ Tensor saved_output_with_graph(const Tensor& saved);
 // saved_output_with_graph(saved) when the backward pass is recorded (grad mode on inside a
 // backward function), otherwise saved itself.
 Tensor saved_output(const Tensor& saved);
+// Inside a backward function: true when the pass frees the node's saved tensors as soon as the
+// function returns (the graph is not retained). A backward may then write over a tensor that
+// it alone keeps, instead of taking a new buffer: gelu_mlp writes GELU's output over fc1's.
+bool saved_tensors_freed_after();
 
 }  // namespace tapegrad

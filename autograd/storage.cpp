@@ -4,9 +4,9 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <new>
-#include <unordered_map>
 #include <vector>
 
 namespace tapegrad {
@@ -47,11 +47,22 @@ std::size_t limit_from_env() {
   return env ? static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) << 20 : kDefaultLimit;
 }
 
-// Free blocks by size class. One mutex: allocations come from the thread running the ops,
-// rarely from several at once, and each is far costlier than the lock.
+// A request of at least kBorrowFrom bytes whose own class has no free block takes the smallest
+// free block of a larger class, up to twice its size: best fit without splitting (PyTorch's
+// CUDA caching allocator serves large requests best fit, and splits). Why: a training step's
+// gradients and activations have different sizes and are never all live at once: zero_grad
+// frees the gradients before the forward, and the backward frees activations as the gradients
+// appear. With exact classes alone each kind keeps its own blocks, and the weight gradients'
+// blocks sit idle in the cache through the whole forward, at the step's peak. Borrowing lets
+// the backward's gradients take the blocks the activations just left, and the next forward's
+// activations take them back, so the cache holds little more than the peak of live tensors.
+constexpr std::size_t kBorrowFrom = std::size_t(64) << 10;
+
+// Free blocks by size class, ordered (for best fit). One mutex: allocations come from the
+// thread running the ops, rarely from several at once, and each is far costlier than the lock.
 struct Cache {
   std::mutex mutex;
-  std::unordered_map<std::size_t, std::vector<void*>> bins;
+  std::map<std::size_t, std::vector<void*>> bins;
   std::size_t cached = 0, held = 0, peak = 0, limit = limit_from_env();
   std::uint64_t allocations = 0, os_allocations = 0;
 
@@ -69,15 +80,19 @@ Cache& cache() {
   return *c;
 }
 
-void* allocate(std::size_t block) {
+// A block of at least `block` bytes; `block` becomes the size of the block handed out (its
+// own class, or a larger one's when borrowed).
+void* allocate(std::size_t& block) {
   Cache& c = cache();
   {
     std::lock_guard lock(c.mutex);
     ++c.allocations;
-    auto it = c.bins.find(block);
-    if (it != c.bins.end() && !it->second.empty()) {
+    const std::size_t largest = block >= kBorrowFrom ? 2 * block : block;
+    for (auto it = c.bins.lower_bound(block); it != c.bins.end() && it->first <= largest; ++it) {
+      if (it->second.empty()) continue;
       void* p = it->second.back();
       it->second.pop_back();
+      block = it->first;
       c.cached -= block;
       return p;
     }
@@ -115,9 +130,9 @@ std::size_t Storage::live_bytes() { return live_bytes_counter.load(); }
 std::size_t Storage::peak_live_bytes() { return live_peak.load(); }
 void Storage::reset_peak_live_bytes() { live_peak = live_bytes_counter.load(); }
 
-Storage::Storage(std::size_t nbytes, bool zero) : nbytes_(nbytes) {
+Storage::Storage(std::size_t nbytes, bool zero) : nbytes_(nbytes), block_(size_class(nbytes)) {
   // At least one byte, so that data() of an empty tensor is still a valid pointer.
-  data_ = allocate(size_class(nbytes));
+  data_ = allocate(block_);
   if (zero) std::memset(data_, 0, nbytes);
   const std::size_t now = live_bytes_counter += nbytes_;
   for (std::size_t peak = live_peak.load(); now > peak && !live_peak.compare_exchange_weak(peak, now);) {
@@ -126,7 +141,7 @@ Storage::Storage(std::size_t nbytes, bool zero) : nbytes_(nbytes) {
 
 Storage::~Storage() {
   live_bytes_counter -= nbytes_;
-  deallocate(data_, size_class(nbytes_));
+  deallocate(data_, block_);
 }
 
 AllocatorStats allocator_stats() {

@@ -10,7 +10,8 @@
 // for its whole working set again (a GPT-2-size step spent more time zeroing fresh pages for
 // the embedding gradient than computing it). Freed blocks are kept in bins by size class
 // and handed out again; sizes are rounded up to a class (at most 1/8 more than asked) so that
-// nearly equal sizes share blocks. The cache holds at most cache_limit() bytes (default
+// nearly equal sizes share blocks, and a large request whose class is empty may take a free
+// block up to twice its size (storage.cpp says why). The cache holds at most cache_limit() bytes (default
 // 2 GiB, or TAPEGRAD_CACHE_LIMIT_MB; 0 under AddressSanitizer, where reuse would hide a
 // use-after-free); empty_cache() returns everything to the OS.
 #pragma once
@@ -40,9 +41,18 @@ class Storage {
   static std::size_t peak_live_bytes();
   static void reset_peak_live_bytes();
 
+  // Counts the writes into these bytes after they were made (Tensor::copy_ and fill_, through
+  // any view: views share the Storage), as PyTorch's version counter does. A recipe that
+  // recomputes a tensor instead of keeping it (saved_tensor.hpp) is only used when the count
+  // has not moved since the tensor was made.
+  std::uint64_t version() const { return version_; }
+  void bump_version() { ++version_; }
+
  private:
   void* data_ = nullptr;
   std::size_t nbytes_ = 0;
+  std::size_t block_ = 0;  // the size of the block behind data_: nbytes_'s class, or larger
+  std::uint64_t version_ = 0;
 };
 
 // The caching allocator behind Storage.

@@ -182,6 +182,7 @@ void Tensor::copy_(const Tensor& src) {
   if (src.shape() != shape())
     throw ShapeError("copy_: source shape " + shape_str(src.shape()) + " does not match " +
                      shape_str(shape()));
+  impl().storage->bump_version();
   dispatch_all(dtype(), "copy_", [&]<typename T>() {
     T* dst = static_cast<T*>(raw_data());
     if (is_contiguous() && src.is_contiguous() && src.dtype() == dtype()) {
@@ -202,6 +203,7 @@ void Tensor::copy_(const Tensor& src) {
 }
 
 void Tensor::fill_(double value) {
+  impl().storage->bump_version();
   dispatch_all(dtype(), "fill_", [&]<typename T>() {
     T* p = static_cast<T*>(raw_data());
     for_each_strided(shape(), strides(),

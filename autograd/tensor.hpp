@@ -22,6 +22,7 @@ namespace tapegrad {
 
 class Node;
 class Generator;
+struct Recipe;
 
 // The state behind a Tensor handle. Users never touch it directly.
 struct TensorImpl {
@@ -34,6 +35,9 @@ struct TensorImpl {
   std::shared_ptr<TensorImpl> grad;  // accumulated gradient of a leaf (null until backward)
   std::shared_ptr<Node> grad_fn;     // the op that produced this tensor (null for leaves)
   std::shared_ptr<LeafHooks> hooks;  // a leaf's hooks (null until one is registered)
+  // How to make this tensor again from what its grad_fn keeps anyway (saved_tensor.hpp): set by
+  // cheap ops (the norms), so that an op that needs it in its backward keeps the recipe instead.
+  std::shared_ptr<const Recipe> recipe;
 };
 
 class Tensor {

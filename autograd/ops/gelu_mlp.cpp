@@ -14,6 +14,7 @@
 //              h = gelu(u)             (N, hidden)  freed after the next line
 //              y = h·W2ᵀ + b2          (N, out)
 //   backward:  dh = dy·W2              h = gelu(u) and du = dh ⊙ gelu'(u) in one pass
+//                                      (h over u, unless the graph is retained)
 //              dW2 = dyᵀ·h,  db2 = Σ_rows dy
 //              dW1 = duᵀ·x,  db1 = Σ_rows du,  dx = du·W1
 // The forward products are linear()'s own kernel (linear_forward.hpp) and the backward's are
@@ -28,6 +29,7 @@
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "../recompute.hpp"
+#include "../saved_tensor.hpp"
 #include "data_or_null.hpp"
 #include "gelu.hpp"
 #include "linear_forward.hpp"
@@ -79,9 +81,10 @@ void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
 // The backward's elementwise pass: h = gelu(u) when WriteH, and dh ⊙= gelu'(u) in place
 // (making it du) when WriteDu. The tanh form computes tanh u once for both. One loop per case,
 // with no branch inside: a loop body with a conditional store is not vectorized, and the
-// vectorized exp behind tanh is what makes this pass cheap.
+// vectorized exp behind tanh is what makes this pass cheap. h may be u itself (h written over
+// u): each element reads u before it writes h.
 template <bool WriteH, bool WriteDu, typename T>
-void gelu_backward_pass(T* __restrict h, T* __restrict dh, const T* __restrict u, std::int64_t n, bool tanh_form) {
+void gelu_backward_pass(T* h, T* __restrict dh, const T* u, std::int64_t n, bool tanh_form) {
   if (tanh_form) {
 #pragma omp parallel for simd if (n > kParallelGrain)
     for (std::int64_t i = 0; i < n; ++i) {
@@ -92,8 +95,9 @@ void gelu_backward_pass(T* __restrict h, T* __restrict dh, const T* __restrict u
   } else {
 #pragma omp parallel for simd if (n > kParallelGrain)
     for (std::int64_t i = 0; i < n; ++i) {
-      if constexpr (WriteH) h[i] = gelu_math::exact(u[i]);
-      if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::exact_slope(u[i]);
+      const T x = u[i];
+      if constexpr (WriteH) h[i] = gelu_math::exact(x);
+      if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::exact_slope(x);
     }
   }
 }
@@ -123,8 +127,10 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
   const bool need_x = x.requires_grad(), need_w1 = w1.requires_grad(), need_w2 = w2.requires_grad();
   const bool need_b1 = b1.defined() && b1.requires_grad(), need_b2 = b2.defined() && b2.requires_grad();
   record(y, "gelu_mlp", {x, w1, b1, w2, b2},
-         [x, w1, b1, w2, b2, u, approximate, tanh_form, N, s, need_x, need_w1, need_b1, need_w2,
-          need_b2](const Tensor& dout) -> TensorList {
+         // x: kept, or made again when it is a norm's output (saved_tensor.hpp)
+         [saved_x = SavedTensor(x), w1, b1, w2, b2, u, approximate, tanh_form, N, s, need_x, need_w1, need_b1,
+          need_w2, need_b2](const Tensor& dout) -> TensorList {
+           const Tensor x = saved_x.get();
            if (is_grad_enabled())  // recorded (create_graph): backpropagate through the composed ops
              return detail::backward_by_recomputing(
                  [&](const TensorList& in) {
@@ -136,7 +142,11 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
            Tensor dx, dw1, db1, dw2, db2;
            // dh, then du in place; zero-filled only when the gemm below is skipped
            Tensor du = need_du ? Tensor::empty({N, s.hidden}, dy.dtype(), s.out == 0 || N == 0) : Tensor();
-           Tensor h = need_w2 ? Tensor::empty({N, s.hidden}, dy.dtype()) : Tensor();
+           // h over u when u is freed right after this (not a retained graph): one (N, hidden)
+           // buffer less at the backward's peak. u is this op's own, shared with no one.
+           Tensor h = !need_w2                      ? Tensor()
+                      : saved_tensors_freed_after() ? u
+                                                    : Tensor::empty({N, s.hidden}, dy.dtype());
            dispatch_floating(dy.dtype(), "gelu_mlp backward", [&]<typename T>() {
              if (need_du) {  // dh (N, hidden) = dy (N, out) · W2 (out, hidden)
                const Tensor w2c = w2.contiguous();

@@ -20,6 +20,7 @@
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../recompute.hpp"
+#include "../saved_tensor.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "data_or_null.hpp"
@@ -30,6 +31,26 @@ namespace {
 
 // ---- kernels: x, out, dout, dx are contiguous (rows, C); weight, bias, dweight, dbias (C);
 // mean, rstd (rows). weight and bias may be nullptr (no affine); mean == nullptr is rms_norm.
+
+// y = (x − mean) · rstd ⊙ weight + bias for one row: the forward's last pass, and all of the
+// recipe that makes the output again from the saved statistics (bitwise the same numbers).
+template <typename T>
+inline void normalize_row(T* yr, const T* xr, const T* weight, const T* bias, T row_mean, T row_rstd,
+                          std::int64_t C) {
+  for (std::int64_t c = 0; c < C; ++c) {
+    const T xhat = (xr[c] - row_mean) * row_rstd;
+    yr[c] = xhat * (weight ? weight[c] : T(1)) + (bias ? bias[c] : T(0));
+  }
+}
+
+// The output again from the statistics the forward saved (mean == nullptr: rms_norm).
+template <typename T>
+void layer_norm_apply(T* out, const T* x, const T* weight, const T* bias, const T* mean, const T* rstd,
+                      std::int64_t rows, std::int64_t C) {
+#pragma omp parallel for if (rows * C > kParallelGrain)
+  for (std::int64_t r = 0; r < rows; ++r)
+    normalize_row(out + r * C, x + r * C, weight, bias, mean ? mean[r] : T(0), rstd[r], C);
+}
 
 template <typename T>
 void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
@@ -52,10 +73,7 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
     for (std::int64_t c = 0; c < C; ++c) v += (xr[c] - m) * (xr[c] - m);
     v /= static_cast<double>(C);  // biased variance (or mean(x²) for rms_norm), as PyTorch
     const T row_mean = static_cast<T>(m), row_rstd = static_cast<T>(1.0 / std::sqrt(v + eps));
-    for (std::int64_t c = 0; c < C; ++c) {
-      const T xhat = (xr[c] - row_mean) * row_rstd;
-      yr[c] = xhat * (weight ? weight[c] : T(1)) + (bias ? bias[c] : T(0));
-    }
+    normalize_row(yr, xr, weight, bias, row_mean, row_rstd, C);
     // Save two numbers per row, not xhat (C per row): the backward recomputes xhat from them
     // (save memory at the cost of compute).
     if (mean) mean[r] = row_mean;
@@ -197,6 +215,19 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
            });
            return {dx, dweight, dbias};
          }, DoubleBackward::supported);
+  // The op that keeps `out` for its backward (the next linear) may keep this recipe instead:
+  // `out` again from x and the statistics, which this node keeps anyway (saved_tensor.hpp).
+  attach_recipe(out, [op, rms, x, weight, bias, mean, rstd, rows, C] {
+    const Tensor xc = x.contiguous();
+    const Tensor wc = weight.defined() ? weight.contiguous() : Tensor();
+    const Tensor bc = bias.defined() ? bias.contiguous() : Tensor();
+    Tensor again = Tensor::empty(xc.shape(), xc.dtype());
+    dispatch_floating(xc.dtype(), op, [&]<typename T>() {
+      layer_norm_apply(again.data<T>(), xc.data<T>(), data_or_null<T>(wc), data_or_null<T>(bc),
+                       rms ? nullptr : mean.data<T>(), rstd.data<T>(), rows, C);
+    });
+    return again;
+  });
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
+#include "../saved_tensor.hpp"
 #include "../shape.hpp"
 #include "data_or_null.hpp"
 #include "gemm_layout.hpp"
@@ -182,8 +183,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
   const bool need_b = bias.defined() && bias.requires_grad();
   record(y, "linear", {x, weight, bias},
-         [x = need_w ? x : Tensor(), weight = need_x ? weight : Tensor(), need_x, need_w, need_b,
-          x_shape = x.shape(), N, in, out_features](const Tensor& dout) -> TensorList {
+         // x for dW: kept, or made again when it is a norm's output (saved_tensor.hpp)
+         [saved_x = need_w ? SavedTensor(x) : SavedTensor(), weight = need_x ? weight : Tensor(), need_x, need_w,
+          need_b, x_shape = x.shape(), N, in, out_features](const Tensor& dout) -> TensorList {
+           const Tensor x = saved_x.get();
            const Tensor dy = dout.contiguous();
            Tensor dx, dw, db;
            if (is_grad_enabled()) {  // recorded (create_graph): the same products as matmul ops

@@ -69,3 +69,23 @@ TEST_CASE("allocator: zeros are zeros even in a reused block", "[allocator]") {
   const Tensor z = zeros({4096}, DType::float32);
   CHECK(z.sum().item() == 0);
 }
+
+TEST_CASE("allocator: a large request whose class is empty takes a free block up to twice its size", "[allocator]") {
+  CacheLimitGuard guard(std::size_t(64) << 20);
+  empty_cache();
+  { Tensor a = Tensor::empty({1 << 20}, DType::float32); }  // a free 4 MiB block
+  const auto before = allocator_stats();
+  {
+    Tensor b = Tensor::empty({3 << 18}, DType::float32);  // 3 MiB: takes the 4 MiB block
+    CHECK(allocator_stats().os_allocations == before.os_allocations);
+    CHECK(allocator_stats().cached_bytes == 0);
+    Tensor c = Tensor::empty({1 << 18}, DType::float32);  // 1 MiB: no free block within 2 MiB
+    CHECK(allocator_stats().os_allocations == before.os_allocations + 1);
+  }
+  CHECK(allocator_stats().cached_bytes == (std::size_t(5) << 20));  // b gave back the whole 4 MiB block
+  empty_cache();
+  { Tensor small = Tensor::empty({1024}, DType::float32); }  // 4 KiB: below the borrowing size
+  const auto small_before = allocator_stats();
+  { Tensor smaller = Tensor::empty({512}, DType::float32); }
+  CHECK(allocator_stats().os_allocations == small_before.os_allocations + 1);
+}
