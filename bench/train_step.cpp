@@ -101,7 +101,7 @@ int main(int argc, char** argv) {
   std::string config_name = "S", placement = "pre";
   int threads = 1, steps = 20, warmup = 3;
   std::uint64_t seed = 0;
-  bool profile = false, csv = false, floor = false, checkpoint = false;
+  bool profile = false, csv = false, floor = false, checkpoint = false, keep_norm_outputs = false;
   double floor_seconds = 0.1;
   app.add_option("--config", config_name, "S, M, G or L (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
@@ -115,11 +115,14 @@ int main(int argc, char** argv) {
                "here, and the step as a multiple of the floor (with --csv: two more columns, floor_ms and x_floor)");
   app.add_flag("--checkpoint-activations", checkpoint, "run every block under checkpoint(): its forward keeps only "
                "its input, its backward runs it again (less memory, one more forward)");
+  app.add_flag("--keep-norm-outputs", keep_norm_outputs, "keep each norm's output for the backward instead of "
+               "making it again there (set_recompute_enabled(false): faster, more memory)");
   app.add_option("--floor-seconds", floor_seconds, "seconds of timing per GEMM shape for --floor")
       ->capture_default_str()->check(cli::positive);
   CLI11_PARSE(app, argc, argv);
 
   set_num_threads(threads);
+  set_recompute_enabled(!keep_norm_outputs);
   const BenchConfig c = config_named(config_name);
   manual_seed(seed);
   nn::TransformerLMConfig mc;
@@ -187,6 +190,7 @@ int main(int argc, char** argv) {
                 (long long)c.batch, (long long)c.vocab, placement.c_str(), threads, blas_core_name().c_str(),
                 blas::gemm_backend_name(blas::gemm_backend()));
     if (checkpoint) std::printf("  activation checkpointing: every block recomputed in backward\n");
+    if (keep_norm_outputs) std::printf("  norm outputs kept for the backward (not made again there)\n");
     std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
                 median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
     std::printf("  tensors: %.0f MiB live at most, %.0f MiB held by the allocator at most (live + cached for reuse)\n",

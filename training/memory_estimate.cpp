@@ -25,10 +25,11 @@ double ffn_kept(nn::Activation a) {
 
 // The FFN's hidden tensors a block's backward writes before it frees what it kept: the
 // composed ops' gradients of fc1's and the activation's outputs (SwiGLU: 4); the fused GELU
-// also recomputes GELU's output there, held with dh (then du, in place) while fc1's is kept.
+// recomputes GELU's output over fc1's (a training step does not retain the graph) and holds
+// dh (then du, in place).
 double ffn_written(nn::Activation a) {
   if (a == nn::Activation::swiglu) return 4;
-  return fused_gelu(a) ? 3 : 2;
+  return 2;
 }
 
 // The sizes the formulas use, from the block config as TransformerLM builds it.
@@ -36,16 +37,21 @@ struct Dims {
   double C, F, W, H, V, T, L, s;
   double f_kept, f_back;  // FFN hidden tensors (of F) kept for the backward, and written by it
   bool fused_gelu;
+  double r;  // 1 when the norms' outputs are made again in the backward (saved_tensor.hpp), else 0
 };
 
-Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len) {
+Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len, bool recompute) {
   const nn::TransformerBlockConfig b = config.block_config();
   const std::int64_t kv_heads = b.n_kv_heads > 0 ? b.n_kv_heads : b.n_heads, D = b.d_model / b.n_heads;
   const bool layernorm = b.norm == nn::NormKind::layernorm;
+  // A plain norm's output feeds a Linear (q|k|v, fc1), which keeps its recipe; AdaLN's is
+  // modulated first, and the multiplication keeps it.
+  const bool made_again = recompute && nn::placement_info(b.placement).norms &&
+                          (layernorm || b.norm == nn::NormKind::rmsnorm);
   return {double(b.d_model), double(b.ff_dim()), double(b.d_model + 2 * kv_heads * D), double(b.n_heads),
           double(config.vocab_size), double(seq_len > 0 ? seq_len : config.max_seq_len), double(config.n_layers),
           layernorm ? 2.0 : 1.0, ffn_kept(b.activation), ffn_written(b.activation),
-          fused_gelu(b.activation)};
+          fused_gelu(b.activation), made_again ? 1.0 : 0.0};
 }
 
 }  // namespace
@@ -70,7 +76,7 @@ std::int64_t count_parameters(const nn::TransformerLMConfig& config) {
 }
 
 MemoryEstimate estimate_memory(const nn::TransformerLMConfig& config, const MemoryPlan& plan) {
-  const Dims d = dims_of(config, plan.seq_len);
+  const Dims d = dims_of(config, plan.seq_len, plan.recompute_norm_outputs);
   const double b = double(size_of(config.block.dtype));
   MemoryEstimate e;
   e.parameter_count = count_parameters(config);
@@ -81,10 +87,10 @@ MemoryEstimate estimate_memory(const nn::TransformerLMConfig& config, const Memo
   e.optimizer_name = plan.optimizer_name;
   // Per token, in elements (memory_estimate.hpp explains each term).
   const bool dropout = plan.dropout_active && config.block.dropout > 0;
-  const double a_block = 5 * d.C + d.W + d.f_kept * d.F + d.H + 2 * d.s + (dropout ? 2 * d.C : 0);
+  const double a_block = (5 - 2 * d.r) * d.C + d.W + d.f_kept * d.F + d.H + 2 * d.s + (dropout ? 2 * d.C : 0);
   const double a_head = 2 * d.C + d.s + 2 * d.V + 1;
-  const double a_back = d.f_back * d.F + d.W + 2 * d.C;
-  const double a_ffn = d.fused_gelu ? 2 * d.F + 2 * d.C : 0;  // the fused GELU's backward at its peak
+  const double a_back = d.f_back * d.F + d.W + (2 + d.r) * d.C;
+  const double a_ffn = d.fused_gelu ? d.F + (2 + d.r) * d.C : 0;  // the fused GELU's backward at its peak
   const double tokens = double(plan.rows) * d.T;
   e.activations_plain = tokens * b * (d.L * a_block + std::max(a_head, a_ffn));
   e.activations_checkpointed = tokens * b * (d.L * d.C + std::max(a_head, a_block + a_back));

@@ -16,9 +16,11 @@
 // for N = rows·T tokens of one micro-batch (what one forward and backward hold), L blocks and
 // per token, in elements (C = d_model, F = FFN width, W = C + 2·Hkv·D the packed q|k|v
 // width, H heads, s = 2 LayerNorm statistics per norm (mean, 1/σ) or 1 for RMSNorm):
-//   a_block = 5C + W + f·F + H + 2s + (dropout > 0 ? 2C : 0)
+//   a_block = (5 − 2r)C + W + f·F + H + 2s + (dropout > 0 ? 2C : 0)
 //     5C: the block's input, both norms' outputs, the merged heads, the stream between the
 //         sublayers (each kept by the op that reads it: a norm or a Linear keeps its input);
+//         r = 1 when the Linears keep the norms' outputs as recipes and make them again in
+//         the backward (saved_tensor.hpp; plain norms, is_recompute_enabled()), else 0;
 //     W: q|k|v, kept by the fused attention with H logsumexps (never the T×T probabilities);
 //     f·F: GELU f = 1 (fc1's output, kept by the fused gelu_mlp, which recomputes GELU's in
 //         its backward); another elementwise activation f = 2 (fc1's output kept by the
@@ -28,13 +30,14 @@
 //   a_head = 2C + s + 2V + 1: the last block's output and the final norm's, the logits kept by
 //         the cross-entropy with a logsumexp per row, and the logits' gradient that its
 //         backward writes while they are still alive (the peak of the step, when V is large).
-//   a_ffn = 2F + 2C with GELU, else 0: the fused GELU's backward (gelu_mlp) holds GELU's
-//         recomputed output and dh (then du) while every block's activations are still kept,
-//         with the stream's gradient and dx; the peak when the head's is smaller.
-//   a_back = f'·F + W + 2C, f' = 2 (GELU 3, SwiGLU 4): what one block's backward writes
-//         before it frees what it kept (the gradients of the FFN's hidden tensors — with GELU
-//         also its recomputed output — and of q|k|v, the stream's gradient and the residual's),
-//         on top of the recomputed block with checkpointing.
+//   a_ffn = F + (2 + r)C with GELU, else 0: the fused GELU's backward (gelu_mlp) holds dh
+//         (then du; GELU's recomputed output goes over fc1's) while every block's activations
+//         are still kept, with the stream's gradient, dx and the norm's output made again;
+//         the peak when the head's is smaller.
+//   a_back = f'·F + W + (2 + r)C, f' = 2 (SwiGLU 4): what one block's backward writes
+//         before it frees what it kept (the gradients of the FFN's hidden tensors and of
+//         q|k|v, the stream's gradient and the residual's, a norm's output made again), on top
+//         of the recomputed block with checkpointing.
 // With checkpointing a block keeps only its input; the backward recomputes one block at a
 // time, so the peak is the inputs of all blocks plus the larger of the head and one block.
 // A checkpoint save holds the parameters, gradients and optimizer state, the file being
@@ -49,6 +52,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../autograd/saved_tensor.hpp"
 #include "../nn/transformer_lm.hpp"
 
 namespace tapegrad::training {
@@ -62,6 +66,7 @@ struct MemoryPlan {
   std::string optimizer_name = "AdamW";
   std::int64_t optimizer_shards = 1;   // ZeRO-1: each of the processes holds 1/shards of the state
   double allocator_cache = 2.0 * (1 << 30);  // bytes of freed blocks the allocator may keep (cache_limit())
+  bool recompute_norm_outputs = is_recompute_enabled();  // the norms' outputs made again in the backward
 };
 
 struct MemoryEstimate {

@@ -17,6 +17,7 @@ struct Case {
   double dropout;
   bool checkpoint;
   std::int64_t vocab = 96;
+  bool keep_norm_outputs = false;  // set_recompute_enabled(false)
 };
 
 nn::TransformerLMConfig config_of(const Case& c) {
@@ -82,8 +83,12 @@ TEST_CASE("memory estimate: within 25% of the measured peak of a training step",
       {"llama dropout", "llama", 3, 96, 6, 3, 32, 8, 0.1, false, 96},
       {"gpt2 large vocabulary", "gpt2", 2, 64, 4, 0, 32, 8, 0.0, false, 2048},
       {"llama large vocabulary checkpointed", "llama", 2, 64, 4, 0, 32, 8, 0.0, true, 2048},
+      {"gpt2 norm outputs kept", "gpt2", 2, 64, 4, 0, 32, 8, 0.0, false, 96, true},
+      {"llama norm outputs kept checkpointed", "llama", 4, 64, 4, 0, 32, 8, 0.0, true, 96, true},
   };
+  const bool recompute = is_recompute_enabled();
   for (const Case& c : cases) {
+    set_recompute_enabled(!c.keep_norm_outputs);
     training::MemoryPlan plan;
     plan.rows = c.rows;
     plan.checkpoint_activations = c.checkpoint;
@@ -97,6 +102,7 @@ TEST_CASE("memory estimate: within 25% of the measured peak of a training step",
     CHECK(e.activations == Approx(m.activations).epsilon(0.25));
     CHECK(e.total() == Approx(m.total).epsilon(0.25));
   }
+  set_recompute_enabled(recompute);
 }
 
 TEST_CASE("memory estimate: the formatted line names every part", "[training][memory]") {
