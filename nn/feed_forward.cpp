@@ -24,8 +24,7 @@ Tensor FeedForward::forward(const Tensor& input) {
   // the same numbers). The layers run one by one instead when fc1 or fc2 has hooks, so that the
   // hooks fire, and in anomaly mode, so that a NaN is traced to fc1, the GELU or fc2.
   const Activation act = options.activation();
-  if ((act == Activation::gelu || act == Activation::gelu_tanh) && !fc1->has_forward_hooks() &&
-      !fc2->has_forward_hooks() && !is_anomaly_enabled())
+  if (fuses(act) && !fc1->has_forward_hooks() && !fc2->has_forward_hooks() && !is_anomaly_enabled())
     return call.output(drop->forward(
         gelu_mlp(x, fc1->weight, fc1->bias, fc2->weight, fc2->bias, act == Activation::gelu_tanh ? "tanh" : "none")));
   const Tensor h = options.activation() == Activation::swiglu ? mul(silu(fc1->forward(x)), fc_gate->forward(x))

@@ -31,6 +31,13 @@ class FeedForward : public UnaryModule {
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
 
+  // Whether the activation runs as one fused op with fc1 and fc2 (gelu_mlp: GELU in either
+  // form), as forward() does unless fc1 or fc2 has forward hooks or anomaly mode is on. The
+  // memory estimate asks the same question.
+  static bool fuses(Activation activation) {
+    return activation == Activation::gelu || activation == Activation::gelu_tanh;
+  }
+
   FeedForwardOptions options;
   std::shared_ptr<Linear> fc1, fc_gate, fc2;  // fc_gate only for SwiGLU
   std::shared_ptr<Dropout> drop;

@@ -6,15 +6,16 @@
 #include <cctype>
 #include <cstdio>
 
+#include "../nn/feed_forward.hpp"
 #include "../nn/summary.hpp"
 
 namespace tapegrad::training {
 
 namespace {
 
-// Whether FeedForward runs as the fused gelu_mlp (nn/feed_forward.cpp: GELU in either form;
-// a model without hooks on fc1 and fc2, outside anomaly mode, which is what training runs).
-bool fused_gelu(nn::Activation a) { return a == nn::Activation::gelu || a == nn::Activation::gelu_tanh; }
+// Whether FeedForward runs as the fused gelu_mlp (for a model without hooks on fc1 and fc2,
+// outside anomaly mode, which is what training runs).
+bool fused_gelu(nn::Activation a) { return nn::FeedForward::fuses(a); }
 
 // The FFN's hidden tensors kept for the backward: the fused GELU keeps fc1's output alone;
 // another elementwise activation keeps fc1's output and its own (fc2's input); SwiGLU four.

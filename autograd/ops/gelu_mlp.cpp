@@ -17,10 +17,10 @@
 //                                      (h over u, unless the graph is retained)
 //              dW2 = dyᵀ·h,  db2 = Σ_rows dy
 //              dW1 = duᵀ·x,  db1 = Σ_rows du,  dx = du·W1
-// The forward products are linear()'s own kernel (linear_forward.hpp) and the backward's are
-// the same gemm calls as linear()'s backward; every elementwise formula is gelu()'s
-// (gelu.hpp), in the same order, so the results are bitwise those of the composed ops (tested). A recorded
-// backward pass (create_graph) backpropagates through the composed ops instead (recompute.hpp).
+// The products, forward and backward, are linear()'s own kernels (linear_kernels.hpp), and
+// every elementwise formula is gelu()'s (gelu.hpp), in the same order, so the results are
+// bitwise those of the composed ops (tested). A recorded backward pass (create_graph)
+// backpropagates through the composed ops instead (recompute.hpp).
 #include <tuple>
 
 #include "../blas.hpp"
@@ -32,7 +32,7 @@
 #include "../saved_tensor.hpp"
 #include "data_or_null.hpp"
 #include "gelu.hpp"
-#include "linear_forward.hpp"
+#include "linear_kernels.hpp"
 
 namespace tapegrad {
 
@@ -150,9 +150,7 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
            dispatch_floating(dy.dtype(), "gelu_mlp backward", [&]<typename T>() {
              if (need_du) {  // dh (N, hidden) = dy (N, out) · W2 (out, hidden)
                const Tensor w2c = w2.contiguous();
-               if (s.out > 0 && N > 0)
-                 blas::gemm<T>(false, false, N, s.hidden, s.out, T(1), dy.data<T>(), s.out, w2c.data<T>(), s.hidden,
-                               T(0), du.data<T>(), s.hidden);
+               linear_grad_input(du.data<T>(), dy.data<T>(), w2c.data<T>(), N, s.hidden, s.out);
              }
              const std::int64_t n = N * s.hidden;
              if (need_w2 && need_du) gelu_backward_pass<true, true>(h.data<T>(), du.data<T>(), u.data<T>(), n, tanh_form);
@@ -160,23 +158,17 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
              else if (need_du) gelu_backward_pass<false, true>(static_cast<T*>(nullptr), du.data<T>(), u.data<T>(), n, tanh_form);
              if (need_w2) {  // dW2 (out, hidden) = dyᵀ (out, N) · h (N, hidden)
                dw2 = Tensor::empty({s.out, s.hidden}, dy.dtype(), N == 0);
-               if (N > 0)
-                 blas::gemm<T>(true, false, s.out, s.hidden, N, T(1), dy.data<T>(), s.out, h.data<T>(), s.hidden, T(0),
-                               dw2.data<T>(), s.hidden);
+               linear_grad_weight(dw2.data<T>(), dy.data<T>(), h.data<T>(), N, s.hidden, s.out);
              }
              if (need_x) {  // dx (N, in) = du (N, hidden) · W1 (hidden, in)
                const Tensor w1c = w1.contiguous();
                dx = Tensor::empty(x.shape(), dy.dtype(), N == 0 || s.hidden == 0);
-               if (N > 0 && s.hidden > 0)
-                 blas::gemm<T>(false, false, N, s.in, s.hidden, T(1), du.data<T>(), s.hidden, w1c.data<T>(), s.in,
-                               T(0), dx.data<T>(), s.in);
+               linear_grad_input(dx.data<T>(), du.data<T>(), w1c.data<T>(), N, s.in, s.hidden);
              }
              if (need_w1) {  // dW1 (hidden, in) = duᵀ (hidden, N) · x (N, in)
                const Tensor xc = x.contiguous();
                dw1 = Tensor::empty({s.hidden, s.in}, dy.dtype(), N == 0);
-               if (N > 0)
-                 blas::gemm<T>(true, false, s.hidden, s.in, N, T(1), du.data<T>(), s.hidden, xc.data<T>(), s.in, T(0),
-                               dw1.data<T>(), s.in);
+               linear_grad_weight(dw1.data<T>(), du.data<T>(), xc.data<T>(), N, s.in, s.hidden);
              }
            });
            if (need_b2) db2 = sum(dy.reshape({N, s.out}), {0});

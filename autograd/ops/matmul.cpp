@@ -17,7 +17,7 @@
 #include "../shape.hpp"
 #include "data_or_null.hpp"
 #include "gemm_layout.hpp"
-#include "linear_forward.hpp"
+#include "linear_kernels.hpp"
 
 namespace tapegrad {
 
@@ -201,15 +201,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
              if (need_x) {  // dx (N, in) = dy (N, out) · W (out, in)
                // zero-filled only when gemm is skipped; otherwise gemm overwrites it (beta = 0)
                dx = Tensor::empty(x_shape, dy.dtype(), N == 0 || out_features == 0);
-               if (N > 0 && out_features > 0)
-                 blas::gemm<T>(false, false, N, in, out_features, T(1), dy.data<T>(), out_features,
-                               w.data<T>(), in, T(0), dx.data<T>(), in);
+               linear_grad_input(dx.data<T>(), dy.data<T>(), w.data<T>(), N, in, out_features);
              }
              if (need_w) {  // dW (out, in) = dyᵀ (out, N) · x (N, in)
                dw = Tensor::empty({out_features, in}, dy.dtype(), N == 0);
-               if (N > 0)
-                 blas::gemm<T>(true, false, out_features, in, N, T(1), dy.data<T>(), out_features,
-                               x2.data<T>(), in, T(0), dw.data<T>(), in);
+               linear_grad_weight(dw.data<T>(), dy.data<T>(), x2.data<T>(), N, in, out_features);
              }
            });
            if (need_b) db = sum(dy.reshape({N, out_features}), {0});  // db (out) = Σ_rows dy
