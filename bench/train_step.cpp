@@ -146,8 +146,9 @@ int main(int argc, char** argv) {
 
   auto step = [&] {
     opt.zero_grad();
-    const Tensor logits = model.forward(inputs);
-    const Tensor loss = cross_entropy(logits.reshape({c.batch * c.seq_len, c.vocab}), targets);
+    // The logits are not kept past the loss, as in a training loop: the cross-entropy's backward
+    // then writes their gradient over them.
+    const Tensor loss = cross_entropy(model.forward(inputs).reshape({c.batch * c.seq_len, c.vocab}), targets);
     loss.backward();
     opt.step();
     return loss.item();

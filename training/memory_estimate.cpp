@@ -89,7 +89,7 @@ MemoryEstimate estimate_memory(const nn::TransformerLMConfig& config, const Memo
   // Per token, in elements (memory_estimate.hpp explains each term).
   const bool dropout = plan.dropout_active && config.block.dropout > 0;
   const double a_block = (5 - 2 * d.r) * d.C + d.W + d.f_kept * d.F + d.H + 2 * d.s + (dropout ? 2 * d.C : 0);
-  const double a_head = 2 * d.C + d.s + 2 * d.V + 1;
+  const double a_head = 2 * d.C + d.s + d.V + 1;
   const double a_back = d.f_back * d.F + d.W + (2 + d.r) * d.C;
   const double a_ffn = d.fused_gelu ? d.F + (2 + d.r) * d.C : 0;  // the fused GELU's backward at its peak
   const double tokens = double(plan.rows) * d.T;

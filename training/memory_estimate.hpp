@@ -27,9 +27,10 @@
 //         activation, the activation's by fc2); SwiGLU f = 4 (fc1's and fc_gate's outputs,
 //         SiLU's, their product kept by fc2);
 //     2C: the two dropout masks (0 or 1/(1−p), the activations' dtype).
-//   a_head = 2C + s + 2V + 1: the last block's output and the final norm's, the logits kept by
-//         the cross-entropy with a logsumexp per row, and the logits' gradient that its
-//         backward writes while they are still alive (the peak of the step, when V is large).
+//   a_head = 2C + s + V + 1: the last block's output and the final norm's, the logits kept by
+//         the cross-entropy with a logsumexp per row (the peak of the step, when V is large);
+//         its backward writes their gradient over them, since a training step keeps no
+//         logits of its own (autograd/ops/loss.cpp).
 //   a_ffn = F + (2 + r)C with GELU, else 0: the fused GELU's backward (gelu_mlp) holds dh
 //         (then du; GELU's recomputed output goes over fc1's) while every block's activations
 //         are still kept, with the stream's gradient, dx and the norm's output made again;

@@ -64,6 +64,7 @@ void cross_entropy_forward(double* losses, double* lse, const T* logits, const s
 
 // dlogits_c = scale_r · (exp(x_c − lse) − q_c), where scale_r = dout[r · dout_stride] · scale
 // (dout_stride 0 for a reduced loss, scale 1/count for mean). Ignored rows get zeros.
+// dlogits may be logits (the gradient written over them).
 template <typename T>
 void cross_entropy_backward(T* dlogits, const T* dout, std::int64_t dout_stride, double scale,
                             const T* logits, const std::int64_t* targets, const double* lse,
@@ -82,7 +83,9 @@ void cross_entropy_backward(T* dlogits, const T* dout, std::int64_t dout_stride,
       continue;
     }
     const T row_scale = static_cast<T>(dout[r * dout_stride] * scale);
-    // x − lse in double (exact for |lse| up to 1e4 and more), then exp in T, vectorized.
+    // x − lse in double (exact for |lse| up to 1e4 and more), then exp in T, vectorized (simd:
+    // dlogits may be logits itself, each element read before it is written).
+#pragma omp simd
     for (std::int64_t c = 0; c < C; ++c)
       dx[c * s] = row_scale * (vec::exp(static_cast<T>(x[c * s] - lse[r])) - off_target);
     dx[t * s] += row_scale * (off_target - on_target);
@@ -185,7 +188,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
            const std::int64_t dout_stride = reduction == Reduction::none ? 1 : 0;
            const Tensor x = logits.contiguous();
            const Tensor d = dout.contiguous();
-           Tensor dx = Tensor::empty(x.shape(), x.dtype());
+           // The gradient goes over the logits when no one else can see them: a contiguous
+           // copy made just now, or logits that only this node holds and that are freed right
+           // after it (a training step that does not keep its logits). That saves a (rows, V)
+           // buffer at the step's peak, the largest tensor of an LM with a large vocabulary
+           // (llm.c writes dlogits over the logits too).
+           const bool own_copy = !x.is_same(logits);
+           const bool only_here = saved_tensors_freed_after() && logits.impl_ptr().use_count() == 2 &&
+                                  logits.impl().storage.use_count() == 1;  // 2: the capture and x
+           Tensor dx = own_copy || only_here ? x : Tensor::empty(x.shape(), x.dtype());
            dispatch_floating(x.dtype(), "cross_entropy", [&]<typename T>() {
              cross_entropy_backward(dx.data<T>(), d.data<T>(), dout_stride, scale, x.data<T>(),
                                     t.data<std::int64_t>(), lse.data<double>(), g, ignore_index,

@@ -168,3 +168,41 @@ TEST_CASE("gelu_mlp's backward writes over fc1's output only when the graph is n
   }
   CHECK_FALSE(saved_tensors_freed_after());  // outside a backward function
 }
+
+TEST_CASE("cross_entropy writes the gradient over the logits only when no one else holds them", "[saved_tensor]") {
+  const std::int64_t N = 64, V = 200;
+  Generator gen(12);
+  Tensor w = mul(randn({V, 16}, gen), 0.3).detach().requires_grad_();
+  const Tensor h = randn({N, 16}, gen);
+  const Tensor targets = randint(0, V, {N}, gen);
+  auto run = [&](bool hold_logits, Tensor* held) {
+    w.reset_grad();
+    const std::size_t before = Storage::live_bytes();
+    Storage::reset_peak_live_bytes();
+    Tensor loss;
+    if (hold_logits) {
+      *held = linear(h, w);
+      loss = cross_entropy(*held, targets);
+    } else {
+      loss = cross_entropy(linear(h, w), targets);
+    }
+    loss.backward();
+    return std::pair{w.grad(), Storage::peak_live_bytes() - before};
+  };
+  Tensor held;
+  const auto [grad_held, peak_held] = run(true, &held);
+  const Tensor held_copy = held.detach().clone();
+  const auto [grad_free, peak_free] = run(false, nullptr);
+  CHECK(max_abs_diff(grad_held, grad_free) == 0.0);  // the same gradient, bit for bit
+  CHECK(peak_held - peak_free == N * V * sizeof(float));  // one (N, V) buffer less
+  CHECK(max_abs_diff(held, linear(h, w).detach()) == 0.0);  // the held logits were not written
+  CHECK(max_abs_diff(held, held_copy) == 0.0);
+
+  SECTION("a retained graph keeps the logits: two passes give twice the gradient") {
+    w.reset_grad();
+    const Tensor loss = cross_entropy(linear(h, w), targets);
+    loss.backward(Tensor(), true);
+    loss.backward();
+    CHECK(max_abs_diff(w.grad(), mul(grad_free, 2.0)) == 0.0);
+  }
+}
