@@ -21,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -205,7 +206,18 @@ void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_grap
           if (release) node->release();
         }
       } release_after{node, !retain_graph};
-      TensorList dinputs = node->apply(dout, !retain_graph);
+      // May input i's backward add its gradient into the leaf's .grad() itself? Only where
+      // to_leaf would add it there in place (leaf_grad_to_add_into).
+      const std::function<Tensor(std::size_t)> add_into = [&](std::size_t i) -> Tensor {
+        if (!fills_leaves || is_anomaly_enabled() || i >= node->next_edges.size() || !node->needs_input_grad[i])
+          return Tensor();
+        const std::shared_ptr<TensorImpl>& leaf = node->next_edges[i].leaf;
+        if (!leaf) return Tensor();
+        for (const Capture* c : {capture, outer})
+          if (c && c->leaves.count(leaf.get())) return Tensor();
+        return leaves.grad_to_add_into(leaf);
+      };
+      TensorList dinputs = node->apply(dout, !retain_graph, &add_into);
       if (dinputs.size() != node->next_edges.size())
         throw GraphError("backward of '" + node->name + "' returned " +
                          std::to_string(dinputs.size()) + " gradients for " +

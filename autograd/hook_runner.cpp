@@ -102,6 +102,15 @@ void LeafDelivery::deliver(const std::shared_ptr<TensorImpl>& leaf, const Tensor
   if (sum.defined()) finish(leaf, sum, create_graph_);
 }
 
+Tensor LeafDelivery::grad_to_add_into(const std::shared_ptr<TensorImpl>& leaf) const {
+  if (create_graph_ || !leaf || !leaf->grad || hooked_.count(leaf.get()) || has_hooks(leaf)) return Tensor();
+  // The conditions of accumulate_into_leaf's in-place branch.
+  const Tensor grad(leaf->grad);
+  if (grad.requires_grad() || !grad.is_contiguous() || grad.dtype() != leaf->dtype || grad.shape() != leaf->shape)
+    return Tensor();
+  return grad;
+}
+
 void LeafDelivery::skip(const Node& node) {
   for (std::size_t i = 0; i < node.next_edges.size(); ++i)
     if (node.needs_input_grad[i] && node.next_edges[i].leaf) deliver(node.next_edges[i].leaf, Tensor());

@@ -49,25 +49,35 @@ namespace {
 thread_local bool* requires_grad_seen = nullptr;  // the live RequiresGradProbe's flag
 thread_local const Node* running = nullptr;       // the node whose backward function runs
 thread_local bool running_frees_saved = false;    // ... and whether its saved tensors go right after
+thread_local const std::function<Tensor(std::size_t)>* running_add_into = nullptr;  // ... and the engine's leaf offer
 }
 
-TensorList Node::apply(const Tensor& dout, bool frees_saved) const {
+TensorList Node::apply(const Tensor& dout, bool frees_saved, const std::function<Tensor(std::size_t)>* add_into) const {
   struct Running {  // nested: a checkpoint's backward runs a whole backward pass inside
     const Node* previous;
     bool previous_frees;
-    Running(const Node* n, bool frees) : previous(running), previous_frees(running_frees_saved) {
+    const std::function<Tensor(std::size_t)>* previous_add_into;
+    Running(const Node* n, bool frees, const std::function<Tensor(std::size_t)>* add)
+        : previous(running), previous_frees(running_frees_saved), previous_add_into(running_add_into) {
       running = n;
       running_frees_saved = frees;
+      running_add_into = add;
     }
     ~Running() {
       running = previous;
       running_frees_saved = previous_frees;
+      running_add_into = previous_add_into;
     }
-  } scope(this, frees_saved);
+  } scope(this, frees_saved, add_into);
   return backward_fn_(dout);
 }
 
 bool saved_tensors_freed_after() { return running != nullptr && running_frees_saved; }
+
+Tensor leaf_grad_to_add_into(std::size_t input) {
+  if (!running || !running_add_into) return Tensor();
+  return (*running_add_into)(input);
+}
 
 Tensor saved_output_with_graph(const Tensor& saved) {
   if (!running) throw GraphError("saved_output_with_graph: called outside a backward function");

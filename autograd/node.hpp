@@ -72,7 +72,9 @@ class Node : public std::enable_shared_from_this<Node> {
   void release() { backward_fn_ = nullptr; }
   // Runs the backward function (saved_output_with_graph then knows which node runs).
   // frees_saved: the caller releases this node right after (saved_tensors_freed_after()).
-  TensorList apply(const Tensor& dout, bool frees_saved = false) const;
+  // add_into: the engine's answer to leaf_grad_to_add_into(input) while the function runs.
+  TensorList apply(const Tensor& dout, bool frees_saved = false,
+                   const std::function<Tensor(std::size_t)>* add_into = nullptr) const;
 
  private:
   BackwardFn backward_fn_;
@@ -121,5 +123,15 @@ Tensor saved_output(const Tensor& saved);
 // function returns (the graph is not retained). A backward may then write over a tensor that
 // it alone keeps, instead of taking a new buffer: gelu_mlp writes GELU's output over fc1's.
 bool saved_tensors_freed_after();
+// Inside a backward function: the .grad() of the leaf behind input `input`, when the engine lets
+// the function add its gradient for that input straight into it; the function then returns an
+// undefined tensor for the input. Otherwise (and outside a backward) an undefined tensor.
+// The engine allows it only where it would have added the returned gradient into that .grad()
+// in place anyway: no hooks wait for the pass's sum, the pass is not recorded (create_graph),
+// no grad() captures the leaf, anomaly mode is off, and .grad() is a plain contiguous buffer.
+// Why: a gradient that touches few rows of a big leaf, as an embedding's (256 token rows of a
+// 50257 x 768 table that the head shares), would otherwise be made dense, zeros and all, and
+// then added: two passes over the whole table for a few rows' worth of work.
+Tensor leaf_grad_to_add_into(std::size_t input);
 
 }  // namespace tapegrad

@@ -124,8 +124,9 @@ void flash_attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q,
           T* s = S.data() + r * t.Bk;
           const std::int64_t end = tile_end(i0 + r, j0, cols, d, cfg);
           T tile_max = -INFINITY;
+          // As a comparison, not std::max: GCC vectorizes only this form of the max reduction.
 #pragma omp simd reduction(max : tile_max)
-          for (std::int64_t j = 0; j < end; ++j) tile_max = std::max(tile_max, s[j]);
+          for (std::int64_t j = 0; j < end; ++j) tile_max = s[j] > tile_max ? s[j] : tile_max;
           const T m_new = std::max(m[r], tile_max);
           if (m_new == -INFINITY) {  // no visible key so far: P = 0, O and l stay 0
             std::fill(s, s + cols, T(0));

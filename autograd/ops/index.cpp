@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "../grad_mode.hpp"
 #include "../node.hpp"
@@ -70,12 +71,51 @@ void scatter_rows_backward(T* dx, const T* dout, const std::int64_t* idx, DimGeo
   }
 }
 
+// dx[o, idx[k], i] += dout[o, k, i] into a gradient that already holds others' contributions,
+// the rows of a repeated index summed first, in order: the same bits as scatter_rows_backward
+// into zeros and then dx += that (the engine's accumulation), without the dense zeros.
+template <typename T>
+void scatter_rows_add_grouped(T* dx, const T* dout, const std::int64_t* idx, DimGeometry g, std::int64_t K) {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(K));  // k by index, equal indices in order
+  for (std::int64_t k = 0; k < K; ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return idx[a] < idx[b]; });
+  const std::int64_t blocks = (g.inner + kColumnBlock - 1) / kColumnBlock;
+#pragma omp parallel for if (g.outer * K * g.inner > kParallelGrain)
+  for (std::int64_t task = 0; task < g.outer * blocks; ++task) {
+    const std::int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
+    const std::int64_t width = std::min(c0 + kColumnBlock, g.inner) - c0;
+    T sum[kColumnBlock];
+    for (std::int64_t first = 0, last; first < K; first = last) {
+      for (last = first + 1; last < K && idx[order[last]] == idx[order[first]]; ++last) {
+      }
+      const T* src = dout + (o * K + order[first]) * g.inner + c0;
+      for (std::int64_t c = 0; c < width; ++c) sum[c] = src[c];
+      for (std::int64_t m = first + 1; m < last; ++m) {
+        src = dout + (o * K + order[m]) * g.inner + c0;
+        for (std::int64_t c = 0; c < width; ++c) sum[c] += src[c];
+      }
+      T* dst = dx + (o * g.size + idx[order[first]]) * g.inner + c0;
+      for (std::int64_t c = 0; c < width; ++c) dst[c] += sum[c];
+    }
+  }
+}
+
 // The gradient of a gather: zeros of x's shape with dout scatter-added into the picked rows.
 // An op of its own, so that it is differentiable in turn: its gradient is the gather of its
-// gradient (the same rows picked again).
+// gradient (the same rows picked again). When x is a leaf whose .grad() the engine lets this
+// backward add into (leaf_grad_to_add_into: a tied embedding's table already holds the head's
+// gradient), the rows go straight there and the gradient returned is undefined.
 Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& x_shape, DimGeometry g,
                             const char* op) {
   const Tensor dout_c = dout.contiguous();
+  if (!should_record({dout}))
+    if (const Tensor into = leaf_grad_to_add_into(0); into.defined() && into.shape() == x_shape &&
+                                                       into.dtype() == dout.dtype()) {
+      dispatch_floating(dout.dtype(), op, [&]<typename T>() {
+        scatter_rows_add_grouped(into.data<T>(), dout_c.data<T>(), idx.data<std::int64_t>(), g, idx.numel());
+      });
+      return Tensor();
+    }
   Tensor dx = zeros(x_shape, dout.dtype());
   dispatch_floating(dout.dtype(), op, [&]<typename T>() {
     scatter_rows_backward(dx.data<T>(), dout_c.data<T>(), idx.data<std::int64_t>(), g, idx.numel());
