@@ -26,7 +26,7 @@ inline float exp_float(float x) {
   constexpr float kLn2Hi = 0.693359375f;          // ln 2 to 10 bits: n·kLn2Hi is exact
   constexpr float kLn2Lo = -2.12194440e-4f;       // ln 2 − kLn2Hi
   constexpr float kMax = 88.7228317f;             // above: +inf
-  constexpr float kMin = -87.3365479f;            // below: 0 (no subnormal results)
+  constexpr float kMin = -87.3365479f;            // below: 0 (no subnormal results; see 2ⁿ)
   constexpr float kRound = 12582912.0f;           // 1.5·2²³: adding it rounds to an integer
   // Plain * and + (no std::fma: without an FMA instruction in the target it is a library call).
   const float xc = x < kMin ? kMin : x > kMax ? kMax : x;
@@ -41,10 +41,14 @@ inline float exp_float(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  // n may reach 128 at kMax: build 2ⁿ as 2^(n-1)·2 so the exponent bits stay in range.
+  // n reaches 128 near kMax, where 2ⁿ is no float: build 2^(n−1) from its bits and scale p by
+  // 2 first, (2p)·2^(n−1). Both products are exact scalings, so for n ≤ 127 this is p·2ⁿ to
+  // the bit. (2^(n−1)·2 first would overflow to inf at n = 128: exp(88.4) came out inf.) At the
+  // low end n = −126 gives 2^(n−1) the bits of 0: exp(x) is 0 below x ≈ −86.99, results under
+  // 1.7e-38 flushed to zero.
   const std::int32_t ni = static_cast<std::int32_t>(n);
-  const float two_n = std::bit_cast<float>((ni + 126) << 23) * 2.0f;
-  float y = p * two_n;
+  const float two_n_minus_1 = std::bit_cast<float>((ni + 126) << 23);
+  float y = (p * 2.0f) * two_n_minus_1;
   // Out of range and NaN, as the C library: exp(−inf) = 0 matters for masked scores.
   // (Separate selects, not one ?: chain, which the vectorizer sees as control flow.)
   y = x > kMax ? std::numeric_limits<float>::infinity() : y;
