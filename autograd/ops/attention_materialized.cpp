@@ -47,8 +47,10 @@ void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f)
     f(j0, std::min(j0 + kCausalBlock, d.Tk), std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq));
 }
 
-// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where key j is hidden from query i
-// (the causal blocks leave the hidden entries unwritten; the mask fills them).
+// S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where a padded key is hidden from
+// query i. Keys past the causal end (visible_end) are left as they are, computed or not (the
+// causal blocks skip most of them): the softmax reads row i up to visible_end alone and writes
+// zeros after it.
 template <typename T>
 void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64_t ldk,
                       const AttentionDims& d, const AttentionConfig& cfg, std::int64_t b) {
@@ -57,13 +59,12 @@ void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64
                     S + i0 * d.Tk, d.Tk);
   });
   const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
+  if (!pad) return;
   for (std::int64_t i = 0; i < d.Tq; ++i) {
     T* row = S + i * d.Tk;
-    if (cfg.causal)  // query i sees keys 0..i + causal_offset (0: top-left aligned)
-      for (std::int64_t j = i + 1 + cfg.causal_offset; j < d.Tk; ++j) row[j] = -INFINITY;
-    if (pad)
-      for (std::int64_t j = 0; j < d.Tk; ++j)
-        if (pad[j]) row[j] = -INFINITY;
+    const std::int64_t end = visible_end(i, d, cfg);
+    for (std::int64_t j = 0; j < end; ++j)
+      if (pad[j]) row[j] = -INFINITY;
   }
 }
 
