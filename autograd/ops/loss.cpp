@@ -48,15 +48,26 @@ void cross_entropy_forward(double* losses, double* lse, const T* logits, const s
     // In double: 50257 float32 terms lose digits otherwise. The simd reduction adds in a fixed
     // vector order (the same on every run and for every thread count); vec::exp vectorizes.
     double sum_exp = 0, sum_x = 0;
+    if (label_smoothing == 0) {
+      // No smoothing term at all, not 0 · it: a class masked with a -inf logit makes Σx -inf,
+      // and 0 · inf would be a NaN loss (PyTorch's is finite). Also one sum less per logit.
+#pragma omp simd reduction(+ : sum_exp)
+      for (std::int64_t c = 0; c < C; ++c) sum_exp += vec::exp(x[c * s] - row_max);
+    } else {
 #pragma omp simd reduction(+ : sum_exp, sum_x)
-    for (std::int64_t c = 0; c < C; ++c) {
-      sum_exp += vec::exp(x[c * s] - row_max);
-      sum_x += x[c * s];
+      for (std::int64_t c = 0; c < C; ++c) {
+        sum_exp += vec::exp(x[c * s] - row_max);
+        sum_x += x[c * s];
+      }
     }
     const double row_lse = row_max + std::log(sum_exp);
     const double nll = row_lse - x[t * s];
-    const double smooth = row_lse - sum_x / static_cast<double>(C);  // mean_c(−log p_c)
-    losses[r] = (1 - label_smoothing) * nll + label_smoothing * smooth;
+    if (label_smoothing == 0) {
+      losses[r] = nll;
+    } else {
+      const double smooth = row_lse - sum_x / static_cast<double>(C);  // mean_c(−log p_c)
+      losses[r] = (1 - label_smoothing) * nll + label_smoothing * smooth;
+    }
     lse[r] = row_lse;
   }
   });

@@ -156,6 +156,27 @@ TEST_CASE("cross_entropy is stable for logits of 1e4", "[loss][cross_entropy]") 
   }
 }
 
+TEST_CASE("cross_entropy with a -inf logit (a class masked out) is finite without label smoothing",
+          "[loss][cross_entropy]") {
+  // As PyTorch: exp(-inf) = 0 adds nothing to the softmax. With label smoothing the masked
+  // class's −log p = inf enters the smoothing term, so the loss is inf (PyTorch's too).
+  for (DType dtype : {DType::float64, DType::float32}) {
+    INFO(dtype_name(dtype));
+    Tensor logits = tensor({0.5, -INFINITY, 1.5, 2, -INFINITY, -1}, {2, 3}, dtype).requires_grad_();
+    const Tensor loss = cross_entropy(logits, targets_of({0, 2}, {2}), Reduction::none);
+    const std::vector<double> l = loss.to_vector();
+    CHECK(l[0] == Approx(std::log(std::exp(0.5) + std::exp(1.5)) - 0.5).epsilon(1e-6));
+    CHECK(l[1] == Approx(std::log(std::exp(2.0) + std::exp(-1.0)) + 1).epsilon(1e-6));
+    loss.sum().backward();
+    const std::vector<double> g = logits.grad().to_vector();
+    CHECK(g[1] == 0);
+    CHECK(g[4] == 0);
+    for (double v : g) CHECK(std::isfinite(v));
+    const Tensor smoothed = cross_entropy(logits, targets_of({0, 2}, {2}), Reduction::none, -100, 0.1);
+    for (double v : smoothed.to_vector()) CHECK(v == INFINITY);
+  }
+}
+
 TEST_CASE("cross_entropy rejects bad targets and shapes", "[loss][cross_entropy][errors]") {
   const Tensor logits = zeros({3, 5});
   SECTION("a target out of [0, C) names the target and C") {
