@@ -12,25 +12,15 @@
 
 #include <tapegrad/tapegrad.hpp>
 
+#include "bench_configs.hpp"
+
 using namespace tapegrad;
 
 namespace {
 
-// train_step's S, M and G models (bench/train_step.cpp): {layers, d_model, heads, T, vocab}.
+// train_step's S, M and G models.
 nn::TransformerLMConfig config_of(std::int64_t which) {
-  struct Dims {
-    std::int64_t layers, d_model, heads, seq_len, vocab;
-  };
-  const Dims d = which == 0 ? Dims{4, 128, 4, 64, 256} : which == 1 ? Dims{6, 384, 6, 256, 256} : Dims{12, 768, 12, 64, 50257};
-  nn::TransformerLMConfig c;
-  c.vocab_size = d.vocab;
-  c.max_seq_len = d.seq_len;
-  c.n_layers = d.layers;
-  c.block.d_model = d.d_model;
-  c.block.n_heads = d.heads;
-  c.block.activation = nn::Activation::gelu_tanh;
-  c.tie_weights = true;
-  return c;
+  return bench::lm_config_of(bench::config_named(which == 0 ? "S" : which == 1 ? "M" : "G"));
 }
 
 // Each group's parameters as one tensor of their total size, named after the group.

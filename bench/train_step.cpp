@@ -30,22 +30,13 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "../examples/cli_checks.hpp"
+#include "bench_configs.hpp"
 
 using namespace tapegrad;
+using tapegrad::bench::BenchConfig;
+using tapegrad::bench::config_named;
 
 namespace {
-
-struct BenchConfig {
-  std::int64_t layers, d_model, heads, seq_len, batch, vocab;
-};
-
-BenchConfig config_named(const std::string& name) {
-  if (name == "S") return {4, 128, 4, 64, 8, 256};
-  if (name == "M") return {6, 384, 6, 256, 8, 256};
-  if (name == "G") return {12, 768, 12, 64, 4, 50257};
-  if (name == "L") return {6, 384, 6, 2048, 1, 256};  // long context: M's model at T 2048
-  throw ValueError("--config: unknown config '" + name + "' (S, M, G or L)");
-}
 
 struct GemmFloor {
   double ms = 0;      // Σ calls · 2MNK / rate
@@ -125,17 +116,7 @@ int main(int argc, char** argv) {
   set_recompute_enabled(!keep_norm_outputs);
   const BenchConfig c = config_named(config_name);
   manual_seed(seed);
-  nn::TransformerLMConfig mc;
-  mc.vocab_size = c.vocab;
-  mc.max_seq_len = c.seq_len;
-  mc.n_layers = c.layers;
-  mc.block.d_model = c.d_model;
-  mc.block.n_heads = c.heads;
-  mc.block.activation = nn::Activation::gelu_tanh;
-  mc.block.placement = nn::placement_from_name(placement);
-  mc.tie_weights = true;
-  mc.init = nn::InitScheme::gpt2;
-  nn::TransformerLM model(mc);
+  nn::TransformerLM model(bench::lm_config_of(c, placement));
   model.set_activation_checkpointing(checkpoint);
   optim::AdamW opt(optim::weight_decay_groups(model, optim::AdamOptions(3e-4).weight_decay(0.1)));
 
