@@ -25,6 +25,16 @@ namespace blas {
 
 namespace {
 
+// OpenBLAS's AVX-512 kernel families (SkylakeX, Cooperlake, SapphireRapids) rank differently from
+// the others against gemv and against oneDNN (below, and auto_picks_dnnl).
+bool openblas_runs_avx512_kernels() {
+  static const bool avx512 = [] {
+    const std::string core = blas_core_name();
+    return core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids";
+  }();
+  return avx512;
+}
+
 // A product with one row or one column is a matrix-vector product: one token's projections
 // while generating (M = 1), or its attention over the cached keys. gemv reads the matrix once;
 // OpenBLAS 0.3.21's gemm would first copy it into packed panels (a second pass over the
@@ -36,13 +46,8 @@ namespace {
 // small-matrix path without packing, and there gemv was the slower one (bench/generate, one
 // token at d_model 256 on an AVX-512 AMD EPYC: 1281–1878 tokens/s through gemm against
 // 939–1332 through gemv with SkylakeX kernels; with Haswell kernels gemv was 2.3–2.6x faster).
-bool gemm_packs_one_row() {
-  static const bool packs = [] {
-    const std::string core = blas_core_name();
-    return core != "SkylakeX" && core != "Cooperlake" && core != "SapphireRapids";
-  }();
-  return packs;
-}
+
+bool gemm_packs_one_row() { return !openblas_runs_avx512_kernels(); }
 
 bool runs_as_gemv(std::int64_t M, std::int64_t N, std::int64_t K) {
   return K != 0 && (M == 1 || N == 1) && gemm_packs_one_row();
@@ -91,25 +96,12 @@ void dnnl_gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::
                 std::to_string(N) + "x" + std::to_string(K));
 }
 
-// GemmBackend::automatic: oneDNN for every product but the small ones, an output of at most 64x64
-// with K below 256 (attention's per-head products and their backward at short T). Measured by
-// bench/bench_gemm_backends (1 thread, SkylakeX kernels, an AVX-512 AMD EPYC, medians of 5
-// interleaved rounds, under load; bench/README.md): oneDNN ran 50 of the 52 larger products of
-// S, M, G and L 1.01-1.34x as fast as OpenBLAS, median 1.08x (NT 2048x1536x384 213 against 190
-// GFLOP/s, NN 256x768x3072 202 against 151, NT 64x192x64 180 against 136; the other two 0.99x and
-// 0.87x within their noise). OpenBLAS's small-matrix kernels won all 10 small ones, oneDNN
-// reaching 0.75-0.93x (NN 64x64x64 178 against 215, TN 64x64x192 166 against 210, NT 64x64x32
-// 111 against 119). The transposes did not change the winner, so the rule ignores them. With it
-// the whole training step ran 6-8% faster than on OpenBLAS alone (median of 6 rounds per
-// config: S 0.92x, M 0.92x, G 0.94x of the time), hence the default of a build with oneDNN.
-bool dnnl_measured_faster(std::int64_t M, std::int64_t N, std::int64_t K) { return !(M * N <= 64 * 64 && K < 256); }
-
-bool runs_on_dnnl(GemmBackend backend, std::int64_t M, std::int64_t N, std::int64_t K) {
+bool runs_on_dnnl(GemmBackend backend, bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K) {
   if (M == 0 || N == 0 || K == 0) return false;  // nothing to multiply: OpenBLAS scales C by beta
   switch (backend) {
     case GemmBackend::openblas: return false;
     case GemmBackend::dnnl: return true;
-    case GemmBackend::automatic: return dnnl_measured_faster(M, N, K);
+    case GemmBackend::automatic: return auto_picks_dnnl(auto_rule(), trans_a, trans_b, M, N, K);
   }
   return false;
 }
@@ -118,6 +110,41 @@ constexpr bool has_dnnl = false;
 #endif
 
 }  // namespace
+
+AutoRule auto_rule() { return openblas_runs_avx512_kernels() ? AutoRule::avx512 : AutoRule::avx2; }
+
+// GemmBackend::automatic's two rules, each measured by bench/bench_gemm_backends on the 62 float
+// products of S, M, G and L (1 thread, medians of interleaved rounds; bench/README.md).
+//
+// avx512 (SkylakeX kernels, an AVX-512 AMD EPYC): oneDNN for every product but the small ones, an
+// output of at most 64x64 with K below 256 (attention's per-head products at short T). oneDNN ran
+// 50 of the 52 larger products 1.01-1.34x as fast as OpenBLAS, median 1.08x (NT 2048x1536x384 213
+// against 190 GFLOP/s, NN 256x768x3072 202 against 151); OpenBLAS's small-matrix kernels won all
+// 10 small ones, oneDNN reaching 0.75-0.93x (NN 64x64x64 178 against 215). The transposes did not
+// change the winner. The training step ran 6-8% faster than on OpenBLAS alone.
+//
+// avx2 (Haswell kernels, a Zen 3 EPYC without AVX-512; two runs, of 3 and 5 rounds, from which the
+// rule was read, so the whole step is its check: bench/README.md). There the ranking differs.
+// oneDNN won the small products (1.06-1.26x: no small-matrix kernels in OpenBLAS's Haswell
+// family) and the 2048-token products of M and L (NT 2048x384x384 1.18x, NN 2048x1536x384
+// 1.06-1.18x), but lost two classes badly:
+//   - a short, wide product (M ≤ 256 rows, N ≥ 768 columns), the forward and input gradients of
+//     G at 256 tokens: NN 256x3072x768 0.48-0.52x, NT 256x50257x768 0.78-0.82x;
+//   - a weight gradient (TN: Σ over K rows of tokens) over more than 256 rows into a small
+//     output: TN 512x128x512 0.70-0.75x, TN 384x384x2048 0.88-0.93x; into a large one (M·N at
+//     least 640², TN 1152x384x2048 1.05-1.08x) oneDNN held its own, and over at most 256 rows
+//     it won (TN 2304x768x256 1.21x).
+// At those rates the AVX-512 rule would make S's GEMMs 6-9% and G's 11-15% slower than
+// OpenBLAS's; this rule makes S's 1-4%, M's 7%, G's 2-4% and L's 8-9% faster, within 0.3% of the
+// better library per shape for M, G and L (S 0.5-2%). The whole training step, 5 interleaved
+// rounds (L 2): S 1.00x, M 0.97x, G 0.98x, L 0.89x of OpenBLAS's time, where the AVX-512 rule
+// took 1.12x, 0.94x, 1.09x and 0.98x.
+bool auto_picks_dnnl(AutoRule rule, bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M, std::int64_t N,
+                     std::int64_t K) {
+  if (rule == AutoRule::avx512) return !(M * N <= 64 * 64 && K < 256);
+  if (trans_a) return K <= 256 || M * N >= 640 * 640;
+  return !(M <= 256 && N >= 768);
+}
 
 bool gemm_backend_available(GemmBackend backend) {
   return backend == GemmBackend::openblas || has_dnnl;
@@ -178,13 +205,11 @@ GemmBackend gemm_backend() {
   return GemmBackend(chosen);
 }
 
-// The transposes are part of a product's shape, but the rule does not look at them.
-GemmBackend gemm_backend_for([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
-                             std::int64_t N, std::int64_t K) {
+GemmBackend gemm_backend_for(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K) {
   const GemmBackend backend = gemm_backend();
   if (runs_as_gemv(M, N, K)) return GemmBackend::openblas;
 #if TAPEGRAD_HAS_DNNL
-  if (runs_on_dnnl(backend, M, N, K)) return GemmBackend::dnnl;
+  if (runs_on_dnnl(backend, trans_a, trans_b, M, N, K)) return GemmBackend::dnnl;
 #else
   (void)backend;
 #endif
@@ -200,7 +225,7 @@ void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std
   profiler::GemmTimer timed;
   if (as_gemv(cblas_sgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #if TAPEGRAD_HAS_DNNL
-  if (runs_on_dnnl(backend, M, N, K)) {
+  if (runs_on_dnnl(backend, trans_a, trans_b, M, N, K)) {
     dnnl_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }

@@ -20,9 +20,9 @@ void gemm(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64
 //   openblas   every product: the only one without TAPEGRAD_WITH_DNNL, and the reference of
 //              the GEMM floor in bench/README.md;
 //   dnnl       every product on oneDNN's dnnl_sgemm (built with TAPEGRAD_WITH_DNNL);
-//   automatic  each product on the library measured faster for its shape class (blas.cpp): the
-//              default of a build with TAPEGRAD_WITH_DNNL, where it made the training step
-//              6-8% faster (bench/README.md, "GEMM per shape").
+//   automatic  each product on the library measured faster for its shape class, by a rule for
+//              AVX-512 kernels and one for AVX2 (AutoRule below): the default of a build with
+//              TAPEGRAD_WITH_DNNL (bench/README.md, "GEMM per shape").
 // One-row and one-column products run as gemv on OpenBLAS whatever the choice.
 // The environment variable TAPEGRAD_GEMM_BACKEND=openblas|dnnl|auto sets the choice at the first
 // product, unless set_gemm_backend() was called before.
@@ -37,6 +37,16 @@ GemmBackend gemm_backend();
 // The library that runs this float product under the current choice: openblas or dnnl, never
 // automatic (it resolves the rule; one-row and one-column products are openblas's gemv).
 GemmBackend gemm_backend_for(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K);
+// automatic's rule depends on the machine: oneDNN and OpenBLAS rank differently on AVX-512 and
+// on AVX2 kernels (measured on both, blas.cpp and bench/README.md, "GEMM per shape").
+//   avx512  OpenBLAS's SkylakeX, Cooperlake or SapphireRapids kernels
+//   avx2    any other family (Haswell, Zen, ...)
+enum class AutoRule { avx512, avx2 };
+// The rule of this process: from the kernel family OpenBLAS runs (blas_core_name()).
+AutoRule auto_rule();
+// Whether automatic runs this float product on oneDNN under `rule` (gemm_backend_for applies it
+// with auto_rule(); one-row and one-column products are gemv before any rule).
+bool auto_picks_dnnl(AutoRule rule, bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K);
 // Whether this build has the backend: openblas always, dnnl and automatic with TAPEGRAD_WITH_DNNL.
 bool gemm_backend_available(GemmBackend backend);
 // "openblas", "dnnl", "auto", and back (ValueError naming the text and the choices).

@@ -115,7 +115,8 @@ TEST_CASE("blas::gemm<float> on oneDNN equals the naive product and OpenBLAS's",
   BackendGuard restore;
   for (bool ta : {false, true})
     for (bool tb : {false, true})
-      // automatic runs the first three on OpenBLAS, the last two on oneDNN (M·N > 64·64, K ≥ 256)
+      // automatic under the AVX-512 rule runs the first three on OpenBLAS, the last two on oneDNN
+      // (M·N > 64·64, K ≥ 256); under the AVX2 rule all five on oneDNN
       for (auto [M, N, K] : {std::tuple{37, 29, 19}, std::tuple{64, 64, 64}, std::tuple{2, 3, 1}, std::tuple{70, 65, 40},
                              std::tuple{5, 9, 300}})
         for (float beta : {0.0f, 1.0f, -0.5f}) {
@@ -152,15 +153,50 @@ TEST_CASE("blas::gemm_backend_for names the library that runs a product", "[blas
   CHECK(blas::gemm_backend_for(false, false, 0, 128, 512) == GemmBackend::openblas);  // nothing to multiply
   blas::set_gemm_backend(GemmBackend::automatic);
   CHECK(blas::gemm_backend() == GemmBackend::automatic);
+  // automatic follows this machine's rule, whatever the shape
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (auto [M, N, K] : {std::tuple{64, 64, 64}, std::tuple{512, 128, 512}, std::tuple{256, 3072, 768},
+                             std::tuple{1152, 384, 2048}, std::tuple{384, 384, 2048}})
+        CHECK(blas::gemm_backend_for(ta, tb, M, N, K) ==
+              (blas::auto_picks_dnnl(blas::auto_rule(), ta, tb, M, N, K) ? GemmBackend::dnnl : GemmBackend::openblas));
+}
+
+TEST_CASE("blas::auto_picks_dnnl: the rules measured on AVX-512 and on AVX2 kernels", "[blas]") {
+  using blas::AutoRule;
+  const std::string core = blas_core_name();
+  CHECK(blas::auto_rule() ==
+        (core == "SkylakeX" || core == "Cooperlake" || core == "SapphireRapids" ? AutoRule::avx512 : AutoRule::avx2));
   for (bool ta : {false, true})
     for (bool tb : {false, true}) {
-      // The rule of blas.cpp: OpenBLAS for an output of at most 64x64 with K below 256.
-      CHECK(blas::gemm_backend_for(ta, tb, 64, 64, 64) == GemmBackend::openblas);
-      CHECK(blas::gemm_backend_for(ta, tb, 64, 32, 255) == GemmBackend::openblas);
-      CHECK(blas::gemm_backend_for(ta, tb, 64, 64, 256) == GemmBackend::dnnl);
-      CHECK(blas::gemm_backend_for(ta, tb, 64, 128, 64) == GemmBackend::dnnl);
-      CHECK(blas::gemm_backend_for(ta, tb, 512, 128, 512) == GemmBackend::dnnl);
+      // AVX-512: OpenBLAS for an output of at most 64x64 with K below 256, whatever the transposes.
+      CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx512, ta, tb, 64, 64, 64));
+      CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx512, ta, tb, 64, 32, 255));
+      CHECK(blas::auto_picks_dnnl(AutoRule::avx512, ta, tb, 64, 64, 256));
+      CHECK(blas::auto_picks_dnnl(AutoRule::avx512, ta, tb, 64, 128, 64));
+      CHECK(blas::auto_picks_dnnl(AutoRule::avx512, ta, tb, 512, 128, 512));
+      CHECK(blas::auto_picks_dnnl(AutoRule::avx512, ta, tb, 256, 3072, 768));
     }
+  for (bool tb : {false, true}) {
+    // AVX2, NN and NT: oneDNN but for a short, wide product (M <= 256 rows, N >= 768 columns).
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 64, 64, 64));  // small: oneDNN on AVX2
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 512, 128, 512));
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 2048, 1536, 384));
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 257, 3072, 768));
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 256, 767, 768));
+    CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 256, 768, 768));
+    CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 256, 50257, 768));
+    CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx2, false, tb, 1, 768, 64));
+    // AVX2, TN (a weight gradient over K rows): oneDNN over at most 256 rows, or into an output of
+    // at least 640x640 elements.
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 2304, 768, 256));
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 64, 64, 64));
+    CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 512, 128, 257));
+    CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 384, 384, 2048));
+    CHECK_FALSE(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 640, 639, 2048));
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 640, 640, 2048));
+    CHECK(blas::auto_picks_dnnl(AutoRule::avx2, true, tb, 1152, 384, 2048));
+  }
 }
 
 TEST_CASE("blas::parse_gemm_backend and TAPEGRAD_GEMM_BACKEND name a bad value", "[blas]") {
