@@ -205,7 +205,9 @@ GemmBackend gemm_backend() {
   return GemmBackend(chosen);
 }
 
-GemmBackend gemm_backend_for(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K) {
+// The transposes reach only the rule of a build with oneDNN.
+GemmBackend gemm_backend_for([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
+                             std::int64_t N, std::int64_t K) {
   const GemmBackend backend = gemm_backend();
   if (runs_as_gemv(M, N, K)) return GemmBackend::openblas;
 #if TAPEGRAD_HAS_DNNL
