@@ -46,7 +46,6 @@ bool openblas_runs_avx512_kernels() {
 // small-matrix path without packing, and there gemv was the slower one (bench/generate, one
 // token at d_model 256 on an AVX-512 AMD EPYC: 1281–1878 tokens/s through gemm against
 // 939–1332 through gemv with SkylakeX kernels; with Haswell kernels gemv was 2.3–2.6x faster).
-
 bool gemm_packs_one_row() { return !openblas_runs_avx512_kernels(); }
 
 bool runs_as_gemv(std::int64_t M, std::int64_t N, std::int64_t K) {
