@@ -222,7 +222,7 @@ void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std
                  float alpha, const float* A, std::int64_t lda, const float* B, std::int64_t ldb,
                  float beta, float* C, std::int64_t ldc) {
   const GemmBackend backend = gemm_backend();
-  gemm_census_count(DType::float32, trans_a, trans_b, M, N, K);
+  GemmCensusEntry census(DType::float32, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_sgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
 #if TAPEGRAD_HAS_DNNL
@@ -243,7 +243,7 @@ void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
                   double alpha, const double* A, std::int64_t lda, const double* B,
                   std::int64_t ldb, double beta, double* C, std::int64_t ldc) {
   gemm_backend();  // reports a bad TAPEGRAD_GEMM_BACKEND here too; double always runs on OpenBLAS
-  gemm_census_count(DType::float64, trans_a, trans_b, M, N, K);
+  GemmCensusEntry census(DType::float64, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_dgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,

@@ -10,9 +10,12 @@ std::atomic<GemmCensus*> active_census{nullptr};
 namespace {
 std::mutex census_lock;
 }
-void count_gemm(const GemmCall& call) {
+void count_gemm(const GemmCall& call, double seconds) {
   std::lock_guard<std::mutex> lock(census_lock);
-  if (GemmCensus* c = active_census.load()) ++c->calls[call];
+  if (GemmCensus* c = active_census.load()) {
+    ++c->calls[call];
+    c->seconds[call] += seconds;
+  }
 }
 }  // namespace detail
 

@@ -39,32 +39,36 @@ using tapegrad::bench::config_named;
 namespace {
 
 struct GemmFloor {
-  double ms = 0;      // Σ calls · 2MNK / rate
-  std::string table;  // one line per shape, most time first
+  double ms = 0;       // Σ calls · 2MNK / rate, per step
+  double step_ms = 0;  // the same products' time inside the step, per step
+  std::string table;   // one line per shape, most time first
 };
 
-// Measures each shape of the census (seconds of timing each) and sums the floor.
-GemmFloor gemm_floor_of(const GemmCensus& census, double seconds) {
+// Measures each shape of the census (seconds of timing each) and sums the floor; the census
+// was taken over `steps` steps, so its counts and times are divided by that.
+GemmFloor gemm_floor_of(const GemmCensus& census, int steps, double seconds) {
   struct Row {
     GemmCall call;
-    std::int64_t count;
-    double gflops_per_s, ms;
+    double calls, gflops_per_s, ms, step_gflops_per_s, step_ms;
   };
   std::vector<Row> rows;
   GemmFloor f;
   for (const auto& [call, count] : census.calls) {
+    const double calls = double(count) / steps, step_s = census.seconds.at(call) / steps;
     const double rate = measure_gemm_flops_per_second(call, seconds).flops_per_second;
-    const double ms = 1000.0 * double(count) * call.flops() / rate;
-    rows.push_back({call, count, rate / 1e9, ms});
+    const double ms = 1000.0 * calls * call.flops() / rate;
+    rows.push_back({call, calls, rate / 1e9, ms, calls * call.flops() / step_s / 1e9, 1000.0 * step_s});
     f.ms += ms;
+    f.step_ms += 1000.0 * step_s;
   }
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.ms > b.ms; });
-  char line[160];
-  std::snprintf(line, sizeof line, "    %-28s %7s %10s %9s %6s\n", "GEMM (dtype, op, MxNxK)", "calls", "GFLOP/s", "ms/step", "share");
+  char line[200];
+  std::snprintf(line, sizeof line, "    %-28s %7s %9s %9s %9s %9s %6s\n", "GEMM (dtype, op, MxNxK)", "calls", "GFLOP/s",
+                "ms/step", "in step", "ms there", "share");
   f.table = line;
   for (const Row& r : rows) {
-    std::snprintf(line, sizeof line, "    %-28s %7lld %10.1f %9.3f %5.1f%%\n", r.call.str().c_str(),
-                  static_cast<long long>(r.count), r.gflops_per_s, r.ms, 100 * r.ms / f.ms);
+    std::snprintf(line, sizeof line, "    %-28s %7.0f %9.1f %9.3f %9.1f %9.3f %5.1f%%\n", r.call.str().c_str(), r.calls,
+                  r.gflops_per_s, r.ms, r.step_gflops_per_s, r.step_ms, 100 * r.ms / f.ms);
     f.table += line;
   }
   return f;
@@ -149,17 +153,19 @@ int main(int argc, char** argv) {
     }
   }
   const AllocatorStats after = allocator_stats();
+  // The census: a few more steps, each product counted and timed where it runs.
   GemmCensus census;
+  const int census_steps = std::min(steps, 10);
   if (floor) {
     GemmCensusGuard taking(census);
-    step();
+    for (int i = 0; i < census_steps; ++i) step();
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   const double median = sorted[sorted.size() / 2];
   const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
   const double gflops = step_flops(c) / (median / 1000) / 1e9;
-  const GemmFloor gemm_floor = floor ? gemm_floor_of(census, floor_seconds) : GemmFloor{};
+  const GemmFloor gemm_floor = floor ? gemm_floor_of(census, census_steps, floor_seconds) : GemmFloor{};
   if (csv) {
     std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f", config_name.c_str(), placement.c_str(), threads, median,
                 sorted.front(), sorted.back(), tokens_per_s, gflops, peak_rss_mib());
@@ -184,8 +190,11 @@ int main(int argc, char** argv) {
   if (floor && !csv) {
     std::printf("  GEMM floor %.2f ms: %.3f GFLOP in %lld products of %zu shapes, at their rates measured here; "
                 "the step is %.2fx its floor\n",
-                gemm_floor.ms, census.total_flops() / 1e9, static_cast<long long>(census.total_calls()),
-                census.calls.size(), median / gemm_floor.ms);
+                gemm_floor.ms, census.total_flops() / census_steps / 1e9,
+                static_cast<long long>(census.total_calls() / census_steps), census.calls.size(), median / gemm_floor.ms);
+    std::printf("  in the step (%d more steps, each product timed) the same products took %.2f ms, %.2fx the floor; "
+                "the rest of the step %.2f ms\n",
+                census_steps, gemm_floor.step_ms, gemm_floor.step_ms / gemm_floor.ms, median - gemm_floor.step_ms);
     std::cout << gemm_floor.table;
   }
   if (profile) std::cout << prof.report(steps);

@@ -1,6 +1,9 @@
 // test_gemm_census.cpp — the census counts every blas::gemm call by shape and transpose
 // flags, from every thread, only while a guard lives; a rate is measured on a transposed call.
 #include <catch2/catch.hpp>
+
+#include <cmath>
+
 #include <tapegrad/autograd/gemm_census.hpp>
 #include <tapegrad/autograd/gemm_rate.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -19,6 +22,13 @@ TEST_CASE("GemmCensus: a matmul and its backward, by shape", "[gemm-census]") {
   CHECK(census.calls.at(GemmCall{DType::float32, false, false, 2, 4, 3}) == 1);
   CHECK(census.total_flops() == 2.0 * (2 * 4 * 3 + 2 * 3 * 4 + 3 * 4 * 2));
   CHECK(GemmCall{DType::float32, false, true, 2, 3, 4}.str() == "float32 NT 2x3x4");
+  // every counted shape was timed too
+  REQUIRE(census.seconds.size() == census.calls.size());
+  for (const auto& [call, seconds] : census.seconds) {
+    CHECK(census.calls.count(call) == 1);
+    CHECK(seconds >= 0);
+    CHECK(std::isfinite(seconds));
+  }
   sum(matmul(a, b)).backward();  // no census: nothing counted
   CHECK(census.total_calls() == 3);
 }
