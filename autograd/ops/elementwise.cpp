@@ -42,11 +42,11 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, const char* op, F f) {
     const bool a_full = a.is_contiguous() && a.shape() == out_shape;
     const bool b_full = b.is_contiguous() && b.shape() == out_shape;
     if (a_full && b_full) {  // the common case: same shapes, no broadcasting
-#pragma omp parallel for simd if (n > kParallelGrain)
+#pragma omp parallel for simd if (parallel : n > kParallelGrain)
       for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
     } else if (a_full && b.numel() == 1) {  // tensor op scalar
       const T s = pb[0];
-#pragma omp parallel for simd if (n > kParallelGrain)
+#pragma omp parallel for simd if (parallel : n > kParallelGrain)
       for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], s);
     } else {  // general broadcasting through strides
       const Shape sa = broadcast_strides(a.shape(), a.strides(), out_shape);

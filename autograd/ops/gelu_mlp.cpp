@@ -70,10 +70,10 @@ void check_gelu_mlp_args(const Tensor& x, const Tensor& w1, const Tensor& b1, co
 template <typename T>
 void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
   if (tanh_form) {
-#pragma omp parallel for simd if (n > kParallelGrain)
+#pragma omp parallel for simd if (parallel : n > kParallelGrain)
     for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::tanh_form(u[i]);
   } else {
-#pragma omp parallel for simd if (n > kParallelGrain)
+#pragma omp parallel for simd if (parallel : n > kParallelGrain)
     for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::exact(u[i]);
   }
 }
@@ -86,14 +86,14 @@ void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
 template <bool WriteH, bool WriteDu, typename T>
 void gelu_backward_pass(T* h, T* __restrict dh, const T* u, std::int64_t n, bool tanh_form) {
   if (tanh_form) {
-#pragma omp parallel for simd if (n > kParallelGrain)
+#pragma omp parallel for simd if (parallel : n > kParallelGrain)
     for (std::int64_t i = 0; i < n; ++i) {
       const T x = u[i], t = gelu_math::tanh_of(x);
       if constexpr (WriteH) h[i] = gelu_math::tanh_form_given(x, t);
       if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::tanh_form_slope_given(x, t);
     }
   } else {
-#pragma omp parallel for simd if (n > kParallelGrain)
+#pragma omp parallel for simd if (parallel : n > kParallelGrain)
     for (std::int64_t i = 0; i < n; ++i) {
       const T x = u[i];
       if constexpr (WriteH) h[i] = gelu_math::exact(x);
