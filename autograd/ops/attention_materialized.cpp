@@ -27,6 +27,18 @@ namespace {
 // blocks of the full product.
 constexpr std::int64_t kCausalBlock = 64;
 
+// A row's visible keys [0, end) rounded up to whole vectors of 16 floats (8 doubles), within
+// the row's Tk. An elementwise loop over a row runs to this end instead of `end`: a causal row
+// is 1 to Tk keys long, and GCC finishes a vectorized loop with a scalar one, so the rows'
+// remainders (a vectorizable exp done one key at a time) took as long as their vector parts
+// at T = 64. What the loop writes past `end` is overwritten with zeros right after; the
+// reductions (max, the row sums) still run over [0, end) alone, in their own order.
+template <typename T>
+std::int64_t vector_end(std::int64_t end, std::int64_t Tk) {
+  constexpr std::int64_t lanes = 64 / sizeof(T);
+  return std::min((end + lanes - 1) / lanes * lanes, Tk);
+}
+
 // Calls f(i0, i1, key_end) for each block of query rows: key_end is how many keys (from 0)
 // the block can see. Without a causal mask, one block of every row and every key.
 template <typename F>
@@ -98,25 +110,28 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
       attention_scores(P.data(), q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
       for (std::int64_t i = 0; i < d.Tq; ++i) {
         T* row = P.data() + i * d.Tk;
-        const std::int64_t end = visible_end(i, d, cfg);
+        const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
+        // The keys past `end` up to `padded` as -inf: they change no maximum (a max does not
+        // depend on the order either), and their exp below is 0.
+        std::fill(row + end, row + padded, T(-INFINITY));
         T row_max = -INFINITY;
         // Written as a comparison, not std::max(row_max, x) (the same result): GCC vectorizes
         // this form of the max reduction and leaves the std::max form scalar.
 #pragma omp simd reduction(max : row_max)
-        for (std::int64_t j = 0; j < end; ++j) row_max = row[j] > row_max ? row[j] : row_max;
+        for (std::int64_t j = 0; j < padded; ++j) row_max = row[j] > row_max ? row[j] : row_max;
         if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
           std::fill(row, row + d.Tk, T(0));
           lse[pair * d.Tq + i] = -INFINITY;
           continue;
         }
+#pragma omp simd
+        for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
         double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
 #pragma omp simd reduction(+ : sum)
-        for (std::int64_t j = 0; j < end; ++j) {
-          row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
-          sum += row[j];
-        }
+        for (std::int64_t j = 0; j < end; ++j) sum += row[j];
         const T inv_sum = static_cast<T>(1.0 / sum);
-        for (std::int64_t j = 0; j < end; ++j) row[j] *= inv_sum;
+#pragma omp simd
+        for (std::int64_t j = 0; j < padded; ++j) row[j] *= inv_sum;
         std::fill(row + end, row + d.Tk, T(0));
         // Save one number per row, not P (Tk per row): the backward recomputes
         // P = exp(S − lse) from it (save memory at the cost of compute).
@@ -170,7 +185,9 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         T* row = P.data() + i * d.Tk;
         const T row_lse = lse[pair * d.Tq + i];
         const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
-        for (std::int64_t j = 0; j < end; ++j) row[j] = vec::exp(row[j] - row_lse);
+        const std::int64_t padded = vector_end<T>(end, d.Tk);
+#pragma omp simd
+        for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - row_lse);
         std::fill(row + end, row + d.Tk, T(0));
       }
       if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
@@ -203,7 +220,9 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
 #pragma omp simd reduction(+ : dot)
         for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
         const T row_dot = static_cast<T>(dot);
-        for (std::int64_t j = 0; j < end; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
+        const std::int64_t padded = vector_end<T>(end, d.Tk);
+#pragma omp simd
+        for (std::int64_t j = 0; j < padded; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
         std::fill(ds_row + end, ds_row + d.Tk, T(0));
       }
       // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
