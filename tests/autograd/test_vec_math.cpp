@@ -68,6 +68,18 @@ TEST_CASE("vec::exp in float: infinities, NaN and the ends of the range as the C
   CHECK(vec::exp(1.0) == std::exp(1.0));  // double: the C library's own
 }
 
+TEST_CASE("vec::exp_float_clamped: exp_float's bits inside the range, finite outside it", "[vec_math]") {
+  long differ = 0;
+  sweep(-87.3f, 88.7f, [&](float x) { differ += vec::exp_float_clamped(x) != vec::exp_float(x); });
+  CHECK(differ == 0);
+  const float inf = std::numeric_limits<float>::infinity();
+  CHECK(vec::exp_float_clamped(-inf) == 0.0f);  // as exp_float: the clamp gives 0
+  CHECK(vec::exp_float_clamped(-1000.0f) == 0.0f);
+  CHECK(std::isfinite(vec::exp_float_clamped(inf)));
+  CHECK(vec::exp_float_clamped(1000.0f) == vec::exp_float_clamped(88.7228317f));
+  CHECK(vec::exp_float(1000.0f) == inf);
+}
+
 TEST_CASE("vec::tanh_for_gelu's absolute error stays below 2.5e-7", "[vec_math][gelu]") {
   double worst = 0;
   float worst_at = 0;
