@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "../grad_mode.hpp"
@@ -81,6 +82,38 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
   }
 }
 
+// One row's share of the parameters' gradients: dweight += dout ⊙ xhat, dbias += dout (in
+// double, per thread).
+template <typename T>
+inline void add_param_grads_of_row(double* dweight_part, double* dbias_part, const T* dr, const T* xr, T row_mean,
+                                   T row_rstd, std::int64_t C) {
+  for (std::int64_t c = 0; c < C; ++c) {
+    dweight_part[c] += static_cast<double>(dr[c]) * ((xr[c] - row_mean) * row_rstd);
+    dbias_part[c] += dr[c];
+  }
+}
+
+// Σ dxhat and Σ dxhat ⊙ xhat over one row, with AddParams its share of dweight and dbias in the
+// same pass (one read of the row less than two loops; every sum keeps its order, so the same
+// bits). A template parameter, not a branch in the loop, which would keep it from vectorizing.
+template <bool AddParams, typename T>
+inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_part, const T* dr, const T* xr,
+                                          const T* weight, T row_mean, T row_rstd, std::int64_t C) {
+  double sum_dxhat = 0, sum_dxhat_xhat = 0;
+#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
+  for (std::int64_t c = 0; c < C; ++c) {
+    const T xhat = (xr[c] - row_mean) * row_rstd;
+    if constexpr (AddParams) {
+      dweight_part[c] += static_cast<double>(dr[c]) * xhat;
+      dbias_part[c] += dr[c];
+    }
+    const double dxhat = static_cast<double>(dr[c]) * (weight ? weight[c] : T(1));
+    sum_dxhat += dxhat;
+    sum_dxhat_xhat += dxhat * xhat;
+  }
+  return {sum_dxhat, sum_dxhat_xhat};
+}
+
 // Gradient outputs first; dx, dweight, dbias may be nullptr when not needed. dweight and
 // dbias are sums over rows: each thread sums its own rows into a private buffer, and the
 // buffers are added in thread order afterwards (no race, and the same result on every run).
@@ -100,20 +133,15 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
       const T* xr = x + r * C;
       const T* dr = dout + r * C;
       const T row_mean = mean ? mean[r] : T(0), row_rstd = rstd[r];
-      if (need_params)
-        for (std::int64_t c = 0; c < C; ++c) {
-          dweight_part[c] += static_cast<double>(dr[c]) * ((xr[c] - row_mean) * row_rstd);
-          dbias_part[c] += dr[c];
-        }
-      if (!dx) continue;
-      // mean(dxhat) and mean(dxhat ⊙ xhat) over the row
-      double sum_dxhat = 0, sum_dxhat_xhat = 0;
-#pragma omp simd reduction(+ : sum_dxhat, sum_dxhat_xhat)
-      for (std::int64_t c = 0; c < C; ++c) {
-        const double dxhat = static_cast<double>(dr[c]) * (weight ? weight[c] : T(1));
-        sum_dxhat += dxhat;
-        sum_dxhat_xhat += dxhat * ((xr[c] - row_mean) * row_rstd);
+      if (!dx) {
+        if (need_params) add_param_grads_of_row(dweight_part, dbias_part, dr, xr, row_mean, row_rstd, C);
+        continue;
       }
+      // mean(dxhat) and mean(dxhat ⊙ xhat) over the row, and this row's share of dweight and
+      // dbias in the same pass over it
+      const auto [sum_dxhat, sum_dxhat_xhat] =
+          need_params ? row_sums<true>(dweight_part, dbias_part, dr, xr, weight, row_mean, row_rstd, C)
+                      : row_sums<false>(dweight_part, dbias_part, dr, xr, weight, row_mean, row_rstd, C);
       const T mean_dxhat = mean ? static_cast<T>(sum_dxhat / static_cast<double>(C)) : T(0);
       const T mean_dxhat_xhat = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
       T* dxr = dx + r * C;
