@@ -9,7 +9,6 @@
 // the same op in O(Bq·Bk); attention.cpp is the glue and picks between them.
 #include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "../parallel.hpp"
 #include "../random.hpp"
@@ -99,17 +98,19 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
   const std::int64_t n = d.Tq * d.Tk;
   const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
+  ThreadScratch<T> scores(n);  // one pair's P per thread, reused for all its pairs
+  ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
   // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
 #pragma omp parallel if (parallel)
   {
-    std::vector<T> P(n);  // scratch allocated once per thread, reused for all its pairs
-    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
+    T* P = scores.mine();
+    unsigned char* keep = kept.mine();
 #pragma omp for schedule(static)
     for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
       const std::int64_t b = pair / d.H, h = pair % d.H;
-      attention_scores(P.data(), q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
+      attention_scores(P, q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
       for (std::int64_t i = 0; i < d.Tq; ++i) {
-        T* row = P.data() + i * d.Tk;
+        T* row = P + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
         // The keys past `end` up to `padded` as -inf: they change no maximum (a max does not
         // depend on the order either), and their exp below is 0.
@@ -138,12 +139,12 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
         lse[pair * d.Tq + i] = row_max + static_cast<T>(std::log(sum));
       }
       if (cfg.seeds) {  // Pd = P ⊙ M
-        draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+        draw_keep(keep, n, cfg.dropout_p, cfg.seeds[pair]);
         for (std::int64_t i = 0; i < n; ++i) P[i] = keep[i] ? P[i] * keep_scale : T(0);
       }
       // out (Tq, Dv) = Pd (Tq, Tk) · v (Tk, Dv)
       for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-        gemm_or_zero<T>(false, false, i1 - i0, d.Dv, key_end, T(1), P.data() + i0 * d.Tk, d.Tk, v + lv.offset(b, h),
+        gemm_or_zero<T>(false, false, i1 - i0, d.Dv, key_end, T(1), P + i0 * d.Tk, d.Tk, v + lv.offset(b, h),
                         lv.ld, out + lout.offset(b, h) + i0 * lout.ld, lout.ld);
       });
     }
@@ -166,10 +167,12 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
   const bool need_ds = dq || dk;
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
   const T scale = static_cast<T>(cfg.scale);
+  ThreadScratch<T> scores(n), score_grads(need_ds ? n : 0), dropped(cfg.seeds && dv ? n : 0);
+  ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
 #pragma omp parallel if (parallel)
   {
-    std::vector<T> P(n), dP(need_ds ? n : 0), Pd(cfg.seeds && dv ? n : 0);
-    std::vector<unsigned char> keep(cfg.seeds ? n : 0);
+    T *P = scores.mine(), *dP = score_grads.mine(), *Pd = dropped.mine();
+    unsigned char* keep = kept.mine();
 #pragma omp for schedule(static)
     for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair)
     for (std::int64_t g = 0; g < d.group(); ++g) {
@@ -180,9 +183,9 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
       const T* dop = dout + lo.offset(b, h);
       // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
       // (lse = -inf) stays 0 and so gets no gradient.
-      attention_scores(P.data(), qp, lq.ld, kp, lk.ld, d, cfg, b);
+      attention_scores(P, qp, lq.ld, kp, lk.ld, d, cfg, b);
       for (std::int64_t i = 0; i < d.Tq; ++i) {
-        T* row = P.data() + i * d.Tk;
+        T* row = P + i * d.Tk;
         const T row_lse = lse[pair * d.Tq + i];
         const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
         const std::int64_t padded = vector_end<T>(end, d.Tk);
@@ -190,12 +193,12 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - row_lse);
         std::fill(row + end, row + d.Tk, T(0));
       }
-      if (cfg.seeds) draw_keep(keep.data(), n, cfg.dropout_p, cfg.seeds[pair]);
+      if (cfg.seeds) draw_keep(keep, n, cfg.dropout_p, cfg.seeds[pair]);
       if (dv) {
-        const T* pd = P.data();
+        const T* pd = P;
         if (cfg.seeds) {  // Pd = P ⊙ M
           for (std::int64_t i = 0; i < n; ++i) Pd[i] = keep[i] ? P[i] * keep_scale : T(0);
-          pd = Pd.data();
+          pd = Pd;
         }
         // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
         for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
@@ -207,14 +210,14 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
       // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
       for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
         gemm_or_zero<T>(false, true, i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, v + lv.offset(b, h), lv.ld,
-                        dP.data() + i0 * d.Tk, d.Tk);
+                        dP + i0 * d.Tk, d.Tk);
       });
       if (cfg.seeds)  // dP = dPd ⊙ M
         for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
       // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
       for (std::int64_t i = 0; i < d.Tq; ++i) {
-        const T* p_row = P.data() + i * d.Tk;
-        T* ds_row = dP.data() + i * d.Tk;
+        const T* p_row = P + i * d.Tk;
+        T* ds_row = dP + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
         double dot = 0;
 #pragma omp simd reduction(+ : dot)
@@ -228,13 +231,13 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
       // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
       if (dq)
         for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-          gemm_or_zero<T>(false, false, i1 - i0, d.D, key_end, scale, dP.data() + i0 * d.Tk, d.Tk, kp, lk.ld,
+          gemm_or_zero<T>(false, false, i1 - i0, d.D, key_end, scale, dP + i0 * d.Tk, d.Tk, kp, lk.ld,
                           dq + lgq.offset(b, h) + i0 * lgq.ld, lgq.ld);
         });
       // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
       if (dk)
         for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
-          gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP.data() + query_begin * d.Tk + j0,
+          gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP + query_begin * d.Tk + j0,
                           d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld, accumulate);
         });
     }
