@@ -30,8 +30,9 @@ constexpr std::int64_t kCausalBlock = 64;
 // the row's Tk. An elementwise loop over a row runs to this end instead of `end`: a causal row
 // is 1 to Tk keys long, and GCC finishes a vectorized loop with a scalar one, so the rows'
 // remainders (a vectorizable exp done one key at a time) took as long as their vector parts
-// at T = 64. What the loop writes past `end` is overwritten with zeros right after; the
-// reductions (max, the row sums) still run over [0, end) alone, in their own order.
+// at T = 64. What the loop writes past `end` is overwritten with zeros right after. The row
+// sums still run over [0, end) alone, in their own order (the bits stay the same); the max
+// runs over the padding set to -inf, which changes no maximum.
 template <typename T>
 std::int64_t vector_end(std::int64_t end, std::int64_t Tk) {
   constexpr std::int64_t lanes = 64 / sizeof(T);

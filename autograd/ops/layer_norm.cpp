@@ -82,19 +82,8 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
   }
 }
 
-// One row's share of the parameters' gradients: dweight += dout ⊙ xhat, dbias += dout (in
-// double, per thread).
-template <typename T>
-inline void add_param_grads_of_row(double* dweight_part, double* dbias_part, const T* dr, const T* xr, T row_mean,
-                                   T row_rstd, std::int64_t C) {
-  for (std::int64_t c = 0; c < C; ++c) {
-    dweight_part[c] += static_cast<double>(dr[c]) * ((xr[c] - row_mean) * row_rstd);
-    dbias_part[c] += dr[c];
-  }
-}
-
-// Σ dxhat and Σ dxhat ⊙ xhat over one row, with AddParams its share of dweight and dbias in the
-// same pass (one read of the row less than two loops; every sum keeps its order, so the same
+// Σ dxhat and Σ dxhat ⊙ xhat over one row, with AddParams its share of the parameters'
+// gradients (dweight += dout ⊙ xhat, dbias += dout, in double per thread) in the same pass (one read of the row less than two loops; every sum keeps its order, so the same
 // bits). A template parameter, not a branch in the loop, which would keep it from vectorizing.
 template <bool AddParams, typename T>
 inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_part, const T* dr, const T* xr,
@@ -133,15 +122,12 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
       const T* xr = x + r * C;
       const T* dr = dout + r * C;
       const T row_mean = mean ? mean[r] : T(0), row_rstd = rstd[r];
-      if (!dx) {
-        if (need_params) add_param_grads_of_row(dweight_part, dbias_part, dr, xr, row_mean, row_rstd, C);
-        continue;
-      }
       // mean(dxhat) and mean(dxhat ⊙ xhat) over the row, and this row's share of dweight and
       // dbias in the same pass over it
       const auto [sum_dxhat, sum_dxhat_xhat] =
           need_params ? row_sums<true>(dweight_part, dbias_part, dr, xr, weight, row_mean, row_rstd, C)
                       : row_sums<false>(dweight_part, dbias_part, dr, xr, weight, row_mean, row_rstd, C);
+      if (!dx) continue;  // the sums were not needed: only the parameters' share
       const T mean_dxhat = mean ? static_cast<T>(sum_dxhat / static_cast<double>(C)) : T(0);
       const T mean_dxhat_xhat = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
       T* dxr = dx + r * C;
