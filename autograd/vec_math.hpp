@@ -21,18 +21,20 @@
 
 namespace tapegrad::vec {
 
-// e^x for x clamped to [kMin, kMax]: always finite (exp(kMax) ≈ 3.4e38 above the range, 0
-// below it), NaN in, garbage out. For callers that need neither inf nor NaN (GELU's tanh);
-// exp_float below adds them.
+// exp_float's range: e^x is inf above kExpMax and 0 below kExpMin (no subnormal results).
+inline constexpr float kExpMax = 88.7228317f;
+inline constexpr float kExpMin = -87.3365479f;
+
+// e^x for x clamped to [kExpMin, kExpMax]: always finite (exp(kExpMax) ≈ 3.4e38 above the
+// range, 0 below it), NaN in, garbage out. For callers that need neither inf nor NaN (GELU's
+// tanh); exp_float below adds them.
 inline float exp_float_clamped(float x) {
   constexpr float kLog2e = 1.44269504088896341f;
   constexpr float kLn2Hi = 0.693359375f;          // ln 2 to 10 bits: n·kLn2Hi is exact
   constexpr float kLn2Lo = -2.12194440e-4f;       // ln 2 − kLn2Hi
-  constexpr float kMax = 88.7228317f;             // above: +inf (exp_float)
-  constexpr float kMin = -87.3365479f;            // below: 0 (no subnormal results; see 2ⁿ)
   constexpr float kRound = 12582912.0f;           // 1.5·2²³: adding it rounds to an integer
   // Plain * and + (no std::fma: without an FMA instruction in the target it is a library call).
-  const float xc = x < kMin ? kMin : x > kMax ? kMax : x;
+  const float xc = x < kExpMin ? kExpMin : x > kExpMax ? kExpMax : x;
   const float n = (xc * kLog2e + kRound) - kRound;
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;  // n·kLn2Hi is exact
   // Horner: 1 + r(1 + r/2(1 + r/3(1 + ... (1 + r/7))))
@@ -44,23 +46,22 @@ inline float exp_float_clamped(float x) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  // n reaches 128 near kMax, where 2ⁿ is no float: build 2^(n−1) from its bits and scale p by
+  // n reaches 128 near kExpMax, where 2ⁿ is no float: build 2^(n−1) from its bits and scale p by
   // 2 first, (2p)·2^(n−1). Both products are exact scalings, so for n ≤ 127 this is p·2ⁿ to
   // the bit. (2^(n−1)·2 first would overflow to inf at n = 128: exp(88.4) came out inf.) At the
   // low end n = −126 gives 2^(n−1) the bits of 0: exp(x) is 0 below x ≈ −86.99 (so also for
-  // every x clamped to kMin), results under 1.7e-38 flushed to zero.
+  // every x clamped to kExpMin), results under 1.7e-38 flushed to zero.
   const std::int32_t ni = static_cast<std::int32_t>(n);
   const float two_n_minus_1 = std::bit_cast<float>((ni + 126) << 23);
   return (p * 2.0f) * two_n_minus_1;
 }
 
 inline float exp_float(float x) {
-  constexpr float kMax = 88.7228317f;
   float y = exp_float_clamped(x);
   // Out of range and NaN, as the C library: exp(−inf) = 0 matters for masked scores, and the
   // clamp already gives 0 below the range. (Separate selects, not one ?: chain, which the
   // vectorizer sees as control flow.)
-  y = x > kMax ? std::numeric_limits<float>::infinity() : y;
+  y = x > kExpMax ? std::numeric_limits<float>::infinity() : y;
   y = x != x ? x : y;
   return y;
 }

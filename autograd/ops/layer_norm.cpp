@@ -83,8 +83,9 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
 }
 
 // Σ dxhat and Σ dxhat ⊙ xhat over one row, with AddParams its share of the parameters'
-// gradients (dweight += dout ⊙ xhat, dbias += dout, in double per thread) in the same pass (one read of the row less than two loops; every sum keeps its order, so the same
-// bits). A template parameter, not a branch in the loop, which would keep it from vectorizing.
+// gradients (dweight += dout ⊙ xhat, dbias += dout, in double per thread) in the same pass:
+// one read of the row less than two loops, and every sum keeps its order, so the same bits.
+// A template parameter, not a branch in the loop, which would keep it from vectorizing.
 template <bool AddParams, typename T>
 inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_part, const T* dr, const T* xr,
                                           const T* weight, T row_mean, T row_rstd, std::int64_t C) {
