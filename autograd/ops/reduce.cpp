@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <limits>
 
+#include <omp.h>
+
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
@@ -41,13 +43,23 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
         po[o] = static_cast<T>(acc);
       }
     } else {  // add rows of length inner: vectorizes along inner
-#pragma omp parallel for if (g.outer * g.size * g.inner > kParallelGrain)
-      for (std::int64_t o = 0; o < g.outer; ++o) {
+      // The threads share the work by (o, stripe of columns), not by o alone: a bias's gradient,
+      // the sum over the rows of one (rows, features) matrix, has outer = 1 and ran on one
+      // thread. Each column still adds its rows in order, so the bits do not depend on the split.
+      const bool parallel = g.outer * g.size * g.inner > kParallelGrain;
+      const std::int64_t threads = parallel ? omp_get_max_threads() : 1;
+      const std::int64_t stripes = g.outer >= threads ? 1 : (threads + g.outer - 1) / g.outer;
+      const std::int64_t width = ((g.inner + stripes - 1) / stripes + 15) / 16 * 16;  // whole vectors
+#pragma omp parallel for if (parallel)
+      for (std::int64_t task = 0; task < g.outer * stripes; ++task) {
+        const std::int64_t o = task / stripes, i0 = std::min(task % stripes * width, g.inner);
+        const std::int64_t i1 = std::min(i0 + width, g.inner);
         T* dst = po + o * g.inner;
-        std::fill(dst, dst + g.inner, T(0));
+        std::fill(dst + i0, dst + i1, T(0));
         for (std::int64_t r = 0; r < g.size; ++r) {
           const T* src = px + (o * g.size + r) * g.inner;
-          for (std::int64_t i = 0; i < g.inner; ++i) dst[i] += src[i];
+#pragma omp simd
+          for (std::int64_t i = i0; i < i1; ++i) dst[i] += src[i];
         }
       }
     }

@@ -102,6 +102,29 @@ TEST_CASE("reductions over chosen dims", "[reduce]") {
   REQUIRE_THROWS_WITH(max(zeros({0, 2}), 0), Contains("empty"));
 }
 
+TEST_CASE("sum over the rows: each column adds its rows in order, on any number of threads", "[reduce]") {
+  // A bias's gradient is the sum over the rows of a (rows, features) matrix. The threads split
+  // the columns, and a column's sum must not depend on the split: its rows in order, in float.
+  const int saved = get_num_threads();
+  manual_seed(3);
+  for (const Shape& shape : {Shape{300, 250}, Shape{3, 100, 130}, Shape{1, 40000, 5}}) {
+    const Tensor x = randn(shape);
+    const std::int64_t outer = shape.size() == 3 ? shape[0] : 1, rows = shape[shape.size() - 2],
+                       cols = shape.back();
+    const std::vector<float> v = x.to_vector<float>();
+    std::vector<float> expected(static_cast<std::size_t>(outer * cols), 0.0f);
+    for (std::int64_t o = 0; o < outer; ++o)
+      for (std::int64_t r = 0; r < rows; ++r)
+        for (std::int64_t c = 0; c < cols; ++c) expected[o * cols + c] += v[(o * rows + r) * cols + c];
+    for (int threads : {1, 2, 3}) {
+      set_num_threads(threads);
+      INFO("shape " << shape_str(shape) << ", " << threads << " thread(s)");
+      CHECK(sum(x, {x.dim() - 2}).to_vector<float>() == expected);
+    }
+  }
+  set_num_threads(saved);
+}
+
 TEST_CASE("max sends the gradient to the first maximum only", "[reduce]") {
   Tensor x = tensor({3, 7, 7, 1}, {2, 2}, DType::float64).requires_grad_();
   max(x, 1).sum().backward();
