@@ -4,7 +4,8 @@
 Runs build/bench/train_step and bench/torch_train_step.py alternately (tapegrad, torch,
 tapegrad, torch, ...) so that both see the same machine state, then prints the median of the
 per-run medians and the ratios. Both get the same OpenBLAS core type (OPENBLAS_CORETYPE, set
-here when unset, as scripts/env.sh does) and OMP_WAIT_POLICY=passive.
+here when unset, as scripts/env.sh does) and the same OpenMP wait (GOMP_SPINCOUNT=1000 unless
+OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, as scripts/env.sh does; both use GCC's OpenMP).
 
     /usr/bin/python3 bench/compare_train_step.py --configs S,M --rounds 3
     /usr/bin/python3 bench/compare_train_step.py --configs M --threads 2 --torch-settings 1x2,2x1
@@ -52,7 +53,8 @@ def main():
         p.error("--train-step '' needs --libtorch")
 
     env = dict(os.environ)
-    env.setdefault("OMP_WAIT_POLICY", "passive")
+    if "OMP_WAIT_POLICY" not in env and "GOMP_SPINCOUNT" not in env:
+        env["GOMP_SPINCOUNT"] = "1000"
     if "OPENBLAS_CORETYPE" not in env:
         flags = open("/proc/cpuinfo").read()
         if " avx512f" in flags:

@@ -11,7 +11,16 @@ if [[ -z ${OPENBLAS_CORETYPE:-} ]]; then
   fi
 fi
 
-# Idle OpenMP threads sleep instead of spinning: on a busy 2-core machine spinning threads
-# take the cores that the next op needs (a training step measured 4-5x slower). A value
-# already set is kept.
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+# How long an idle OpenMP thread waits for the next parallel region before it sleeps.
+# - GCC's OpenMP spins 300000 rounds by default (milliseconds): on a busy 2-core machine the
+#   spinning threads take the cores that the next op needs (S at 2 threads, beside one busy
+#   process: 330 ms a step against 34).
+# - Sleeping at once (OMP_WAIT_POLICY=passive) pays the
+#   sleeping thread's wake-up at every region: 40-80 us on a virtual machine, more than most of
+#   a small model's regions take (S at 2 threads: 29 ms a step, no faster than 1 thread).
+# - 1000 rounds (10-30 us here) span the gaps between the regions of a step: S at 2 threads
+#   18.7-19.2 ms, and 38.6 beside one busy process (13% more than sleeping at once).
+# (docs/performance.md, "Threads".) A value of either variable already set is kept.
+if [[ -z ${OMP_WAIT_POLICY:-} && -z ${GOMP_SPINCOUNT:-} ]]; then
+  export GOMP_SPINCOUNT=1000
+fi
