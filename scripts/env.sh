@@ -15,9 +15,9 @@ fi
 # - GCC's OpenMP spins 300000 rounds by default (milliseconds): on a busy 2-core machine the
 #   spinning threads take the cores that the next op needs (S at 2 threads, beside one busy
 #   process: 330 ms a step against 34).
-# - Sleeping at once (OMP_WAIT_POLICY=passive) pays the
-#   sleeping thread's wake-up at every region: 40-80 us on a virtual machine, more than most of
-#   a small model's regions take (S at 2 threads: 29 ms a step, no faster than 1 thread).
+# - Sleeping at once (OMP_WAIT_POLICY=passive) pays the sleeping thread's wake-up at every
+#   region: 40-80 us on a virtual machine, more than most of a small model's regions take (S at
+#   2 threads: 29 ms a step, no faster than 1 thread).
 # - 1000 rounds (10-30 us here) span the gaps between the regions of a step: S at 2 threads
 #   18.7-19.2 ms, and 38.6 beside one busy process (13% more than sleeping at once).
 # (docs/performance.md, "Threads".) A value of either variable already set is kept.
