@@ -35,7 +35,7 @@ using namespace tapegrad;
 
 int main(int argc, char** argv) {
   lm::Options options;
-  CLI11_PARSE(options.app, argc, argv);
+  if (const auto status = options.parse_command_line(argc, argv)) return *status;
   lm::Settings& s = options.s;
   lm::DataParallel job;
   try {

@@ -4,6 +4,8 @@
 #include <charconv>
 #include <map>
 
+#include <CLI/CLI.hpp>
+
 #include "../cli_checks.hpp"
 
 namespace lm {
@@ -41,7 +43,7 @@ std::vector<std::string> names(const std::vector<nn::PlacementInfo>& entries) {
 template <typename T>
 CLI::Option* Options::model_flag(const std::string& flag, T& value, const std::string& help, const std::string& field) {
   fixed_.push_back({flag, field, [&value] { return text_of(value); }, [&value](const std::string& t) { parse(t, value); }});
-  return app.add_option(flag, value, help);
+  return app_->add_option(flag, value, help);
 }
 
 template <typename T>
@@ -49,14 +51,21 @@ CLI::Option* Options::run_flag(const std::string& flag, T& value, const std::str
   return model_flag(flag, value, help, "");
 }
 
-Options::Options() {
+template <typename T>
+CLI::Option* Options::local_flag(const std::string& flag, T& value, const std::string& help) {
+  return app_->add_option(flag, value, help);
+}
+
+Options::Options()
+    : app_(std::make_unique<CLI::App>("Train a transformer language model on a text file (default: the licence "
+                                      "texts in /usr/share/common-licenses).")) {
   run_flag("--data", s.data, "text file to train on (default: the Debian licence texts)");
   run_flag("--tokenizer", s.tokenizer, "char, bpe (trained on the data) or gpt2 (GPT-2's, from --tokenizer-dir)")
       ->check(CLI::IsMember({"char", "bpe", "gpt2"}));
   local_flag("--tokenizer-dir", s.tokenizer_dir, "with --tokenizer gpt2: a folder with GPT-2's vocab.json and merges.txt "
              "(a Hugging Face model folder has them)")->check(CLI::ExistingDirectory);
   run_flag("--bpe-vocab", s.bpe_vocab, "vocabulary size of the BPE tokenizer")->check(cli::range(257, 65536));
-  app.add_option("--arch", s.arch,
+  app_->add_option("--arch", s.arch,
                  "model design: gpt2 (learned positions, LayerNorm, GELU MLP, biases, tied head) or llama "
                  "(rotary positions, RMSNorm, SwiGLU, no biases, untied head; --norm defaults to rmsnorm); "
                  "--placement, --norm and --kv-heads still apply")
@@ -101,24 +110,24 @@ Options::Options() {
   local_flag("--checkpoint", s.checkpoint, "checkpoint file (written atomically)");
   local_flag("--checkpoint-interval", s.checkpoint_interval, "steps between checkpoints (0: only at the end)")
       ->check(cli::non_negative);
-  app.add_flag("--resume", s.resume, "continue from --checkpoint exactly where it stopped (model and run settings from the file)");
+  app_->add_flag("--resume", s.resume, "continue from --checkpoint exactly where it stopped (model and run settings from the file)");
   local_flag("--stop-after", s.stop_after, "end this run after this many steps, with a checkpoint (0: run to --steps)")
       ->check(cli::non_negative);
   local_flag("--log", s.log, "CSV file of metrics (step, loss, smoothed_loss, val_loss, lr, grad_norm)");
   local_flag("--report", s.report, "live report, one self-contained HTML page written at every evaluation and checkpoint "
              "(default: --log's name with .html, train_lm.html; \"\": none)");
   local_flag("--sample-tokens", s.sample_tokens, "tokens to generate at the end (learned positions: at most --seq-len with the prompt)")->check(cli::non_negative);
-  app.add_flag("--checkpoint-activations", s.checkpoint_activations,
+  app_->add_flag("--checkpoint-activations", s.checkpoint_activations,
                "keep only each block's input in the forward and recompute the block in backward: less memory, the "
                "same gradients, about a third more time per step");
-  app.add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
+  app_->add_flag("--ddp", s.ddp, "data-parallel over the processes mpirun starts: each takes --batch / N rows of every "
                                "batch, gradients are averaged; rank 0 alone logs, evaluates and saves");
   local_flag("--grad-accum", s.grad_accum,
              "micro-batches per step: each process runs its --batch / N rows as this many forward and backward "
              "passes (the memory of one micro-batch), and steps once; the same update as one pass")
       ->check(cli::positive);
   local_flag("--bucket-mb", s.bucket_mb, "with --ddp: megabytes of gradients per allreduce")->check(cli::positive);
-  app.add_flag("--zero1", s.zero1, "with --ddp: ZeRO stage 1, each process keeps the optimizer state of its 1/N of the "
+  app_->add_flag("--zero1", s.zero1, "with --ddp: ZeRO stage 1, each process keeps the optimizer state of its 1/N of the "
                                    "parameters, updates them and sends them to the others (the same steps, 1/N of the "
                                    "optimizer memory; checkpoints as without it)")
       ->needs("--ddp");
@@ -142,9 +151,22 @@ Options::Options() {
             }
           },
           "SIZE", ""));
-  app.add_flag("--no-mfu", s.no_mfu, "skip the GEMM rate measurement at start (~0.3 s) and the MFU on the progress line");
-  app.footer(nn::placement_help());
+  app_->add_flag("--no-mfu", s.no_mfu, "skip the GEMM rate measurement at start (~0.3 s) and the MFU on the progress line");
+  app_->footer(nn::placement_help());
 }
+
+Options::~Options() = default;
+
+std::optional<int> Options::parse_command_line(int argc, char** argv) {
+  try {
+    app_->parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app_->exit(e);  // what CLI11_PARSE does
+  }
+  return std::nullopt;
+}
+
+bool Options::given(const std::string& flag) const { return app_->count(flag) > 0; }
 
 nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   nn::TransformerLMConfig config =

@@ -6,13 +6,20 @@
 // may grow: the run is extended (training/schedule.hpp explains how the lr continues).
 #pragma once
 
-#include <CLI/CLI.hpp>
-
 #include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <tapegrad/tapegrad.hpp>
+
+// Declared, not included: CLI11's header takes about 7 s to compile, and most of train_lm's
+// files include this one. Only options.cpp includes <CLI/CLI.hpp>.
+namespace CLI {
+class App;
+class Option;
+}
 
 namespace lm {
 
@@ -52,9 +59,13 @@ struct Settings {
 
 class Options {
  public:
-  Options();
-  CLI::App app{"Train a transformer language model on a text file (default: the licence texts in "
-               "/usr/share/common-licenses)."};
+  Options();  // every flag
+  ~Options();
+  Options(const Options&) = delete;  // the flags point into s
+  Options& operator=(const Options&) = delete;
+  // Parses the command line into s. Returns the exit status when the program should stop
+  // there (--help: 0; a bad flag: its message printed, non-zero), nothing when it should run.
+  std::optional<int> parse_command_line(int argc, char** argv);
   Settings s;
   std::int64_t planned_steps = 0;  // after take_from: the steps the saved run planned
 
@@ -67,9 +78,10 @@ class Options {
   // older checkpoint does not hold, a run extended by --steps).
   std::vector<std::string> take_from(const tapegrad::io::Checkpoint& checkpoint, const std::string& path);
   // Whether the flag was given on the command line.
-  bool given(const std::string& flag) const { return app.count(flag) > 0; }
+  bool given(const std::string& flag) const;
 
  private:
+  std::unique_ptr<CLI::App> app_;  // the flags, each bound to a field of s
   // A flag whose value a checkpoint fixes: a model flag names the config field it sets; a run
   // flag is saved as text and read back.
   struct Fixed {
@@ -84,9 +96,7 @@ class Options {
   template <typename T>
   CLI::Option* run_flag(const std::string& flag, T& value, const std::string& help);
   template <typename T>
-  CLI::Option* local_flag(const std::string& flag, T& value, const std::string& help) {
-    return app.add_option(flag, value, help);
-  }
+  CLI::Option* local_flag(const std::string& flag, T& value, const std::string& help);
 };
 
 }  // namespace lm

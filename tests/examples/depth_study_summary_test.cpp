@@ -1,7 +1,6 @@
 // depth_study_summary_test.cpp — the sums the depth study's verdicts rest on
 // (examples/studies/depth_study/summary.hpp): mean ± spread, the best learning rate of a sweep,
 // the deepest trainable depth, the droppable blocks, and the setups' names.
-#define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
 
 #include <cmath>

@@ -36,7 +36,7 @@ set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
   PASS_REGULAR_EXPRESSION "setup 'tide:xavier:0': the head is tied or untied, not 'tide'")
 # The sums the verdicts rest on (best lr, deepest trainable depth, droppable blocks, ...).
 add_executable(depth_study_summary_test ${CMAKE_CURRENT_LIST_DIR}/depth_study_summary_test.cpp)
-target_link_libraries(depth_study_summary_test PRIVATE tapegrad_depth_study Catch2::Catch2)
+target_link_libraries(depth_study_summary_test PRIVATE tapegrad_catch_main tapegrad_depth_study Catch2::Catch2)
 add_test(NAME examples.depth_study_summary COMMAND depth_study_summary_test)
 # An unknown placement is refused, naming it.
 add_test(NAME examples.depth_study_rejects_placement COMMAND depth_study --placements pre,postln --smoke)
@@ -58,8 +58,8 @@ set_tests_properties(examples.adaln_conditional_smoke PROPERTIES
 
 # study::Document (report.md and report.html) and the LineChart options of the reports: a Catch2
 # program of its own, as it links tapegrad_report (examples/common/; tests/examples/document_test.cpp).
-add_executable(study_tests ${PROJECT_SOURCE_DIR}/tests/main.cpp ${CMAKE_CURRENT_LIST_DIR}/document_test.cpp)
-target_link_libraries(study_tests PRIVATE tapegrad_report Catch2::Catch2)
+add_executable(study_tests ${CMAKE_CURRENT_LIST_DIR}/document_test.cpp)
+target_link_libraries(study_tests PRIVATE tapegrad_catch_main tapegrad_report Catch2::Catch2)
 catch_discover_tests(study_tests TEST_PREFIX "examples.study.")
 
 # depth_study's PyTorch twin (depth_study/torch_twin.hpp and depth_study_torch.py): a tiny export,

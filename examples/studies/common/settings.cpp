@@ -1,10 +1,15 @@
 // settings.cpp — the shared settings' options, optimizer, description and arguments.
 #include "settings.hpp"
+
+#include <CLI/CLI.hpp>
+
 #include "../../cli_checks.hpp"
 
 namespace study {
 
 using namespace tapegrad;
+
+bool given(const CLI::App& app, const char* option) { return app.count(option) > 0; }
 
 void add_training_options(CLI::App& app, Training& t) {
   app.add_option("--optimizer", t.optimizer, "adamw, adam or sgd (momentum 0.9)")->check(CLI::IsMember({"adamw", "adam", "sgd"}));

@@ -15,10 +15,15 @@
 #include <type_traits>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 #include "common/report.hpp"
+
+// Declared, not included: CLI11's header takes about 7 s to compile, and every file of a study
+// includes this one. The files that build or parse options include <CLI/CLI.hpp> themselves.
+namespace CLI {
+class App;
+}
 
 namespace study {
 
@@ -58,10 +63,12 @@ void add_machinery_options(CLI::App& app, Machinery& m, const std::string& smoke
 // Throws ValueError unless the heads divide d_model (each head gets d_model / heads features).
 void require_heads_divide(std::int64_t d_model, std::int64_t heads);
 
+// Whether the option was given on the command line.
+bool given(const CLI::App& app, const char* option);
 // --smoke: `value` becomes `small` unless the option was given on the command line.
 template <typename T, typename U>
 void unless_given(const CLI::App& app, const char* option, T& value, const U& small) {
-  if (app.count(option) == 0) value = small;
+  if (!given(app, option)) value = small;
 }
 
 // ---------------------------------------------------------------- the command line that reruns a study

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include <CLI/CLI.hpp>
 #include <tapegrad/io/file.hpp>
 
 namespace study {

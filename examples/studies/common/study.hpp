@@ -24,8 +24,6 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
 #include "common/report.hpp"
 #include "run.hpp"
 #include "settings.hpp"
