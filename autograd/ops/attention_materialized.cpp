@@ -14,17 +14,26 @@
 #include "../random.hpp"
 #include "../vec_math.hpp"
 #include "attention_common.hpp"
+#include "small_gemm.hpp"
 
 namespace tapegrad::detail {
 
 namespace {
 
-// With a causal mask, query i sees keys 0..i + o only (o = causal_offset), so the products
-// skip the hidden upper triangle: queries are taken in blocks of kCausalBlock rows, and block
+// Queries are taken in blocks of kQueryBlock rows. With a causal mask, query i sees keys
+// 0..i + o only (o = causal_offset), so the products skip the hidden upper triangle: block
 // [i0, i1) multiplies with keys [0, i1 + o) alone (keys [j0, j1) with queries [j0 − o, Tq)
 // alone, for the transposed products of the backward). At T = 256 and o = 0 that is 10 of 16
-// blocks of the full product.
-constexpr std::int64_t kCausalBlock = 64;
+// blocks of the full product. Without a mask the blocks still give each product the shape of
+// OpenBLAS's fast small kernels (small_gemm.hpp).
+constexpr std::int64_t kQueryBlock = 64;
+
+// Whether a pair's operands are staged (small_gemm.hpp): kᵀ and vᵀ transposed, k, v, q and dO
+// copied contiguous, once per pair, so that every product of a block is a small-kernel one.
+// The copies cost O(T·D) per pair against the products' O(Tq·Tk·D): they pay from a block of
+// queries on. With fewer queries (decoding: 1 query and the whole cache), k and v are read
+// in place, each once, as the products need them.
+bool staged(const AttentionDims& d) { return d.Tq >= kQueryBlock; }
 
 // A row's visible keys [0, end) rounded up to whole vectors of 16 floats (8 doubles), within
 // the row's Tk. An elementwise loop over a row runs to this end instead of `end`: a causal row
@@ -40,13 +49,13 @@ std::int64_t vector_end(std::int64_t end, std::int64_t Tk) {
 }
 
 // Calls f(i0, i1, key_end) for each block of query rows: key_end is how many keys (from 0)
-// the block can see. Without a causal mask, one block of every row and every key.
+// the block can see. Unstaged and without a causal mask, one block of every row and every key.
 template <typename F>
 void for_each_query_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
-  if (!cfg.causal) return f(std::int64_t(0), d.Tq, d.Tk);
-  for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kCausalBlock) {
-    const std::int64_t i1 = std::min(i0 + kCausalBlock, d.Tq);
-    f(i0, i1, std::min(i1 + cfg.causal_offset, d.Tk));
+  if (!cfg.causal && !staged(d)) return f(std::int64_t(0), d.Tq, d.Tk);
+  for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kQueryBlock) {
+    const std::int64_t i1 = std::min(i0 + kQueryBlock, d.Tq);
+    f(i0, i1, cfg.causal ? std::min(i1 + cfg.causal_offset, d.Tk) : d.Tk);
   }
 }
 
@@ -54,9 +63,51 @@ void for_each_query_block(const AttentionDims& d, const AttentionConfig& cfg, F 
 // that sees them (all queries without a causal mask).
 template <typename F>
 void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f) {
-  if (!cfg.causal) return f(std::int64_t(0), d.Tk, std::int64_t(0));
-  for (std::int64_t j0 = 0; j0 < d.Tk; j0 += kCausalBlock)
-    f(j0, std::min(j0 + kCausalBlock, d.Tk), std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq));
+  if (!cfg.causal && !staged(d)) return f(std::int64_t(0), d.Tk, std::int64_t(0));
+  for (std::int64_t j0 = 0; j0 < d.Tk; j0 += kQueryBlock)
+    f(j0, std::min(j0 + kQueryBlock, d.Tk),
+      cfg.causal ? std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq) : std::int64_t(0));
+}
+
+// A (T, D) head matrix as the products read it: a contiguous copy, or in place.
+template <typename T>
+struct HeadRows {
+  const T* p;
+  std::int64_t ld;
+};
+
+// A (T, D) head matrix that the products multiply by its transpose (k in S = q·kᵀ, v in
+// dPd = dO·vᵀ): staged as its transpose (D, T), or read in place.
+template <typename T>
+struct HeadTransposed {
+  const T* p;
+  std::int64_t ld;
+  bool staged;
+};
+
+// The copies of one (T, D) head matrix, into this thread's scratch when staging.
+template <typename T>
+HeadRows<T> rows_of(T* scratch, const T* m, std::int64_t ld, std::int64_t rows, std::int64_t cols, bool stage) {
+  if (!stage) return {m, ld};
+  copy_rows(scratch, m, ld, rows, cols);
+  return {scratch, cols};
+}
+
+template <typename T>
+HeadTransposed<T> transposed_of(T* scratch, const T* m, std::int64_t ld, std::int64_t rows, std::int64_t cols,
+                                bool stage) {
+  if (!stage) return {m, ld, false};
+  transpose_into(scratch, rows, m, ld, rows, cols);
+  return {scratch, rows, true};
+}
+
+// C (M, N) = alpha·a·mᵀ, with mᵀ's columns [0, N): a chunked NN product on the staged
+// transpose, or one NT product on m in place.
+template <typename T>
+void gemm_by_transposed(std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* a, std::int64_t lda,
+                        const HeadTransposed<T>& m, T* C, std::int64_t ldc) {
+  if (m.staged) return gemm_nn_by_columns<T>(M, N, K, alpha, a, lda, m.p, m.ld, C, ldc);
+  gemm_or_zero<T>(false, true, M, N, K, alpha, a, lda, m.p, m.ld, C, ldc);
 }
 
 // S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where a padded key is hidden from
@@ -64,11 +115,11 @@ void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f)
 // causal blocks skip most of them): the softmax reads row i up to visible_end alone and writes
 // zeros after it.
 template <typename T>
-void attention_scores(T* S, const T* q, std::int64_t ldq, const T* k, std::int64_t ldk,
-                      const AttentionDims& d, const AttentionConfig& cfg, std::int64_t b) {
+void attention_scores(T* S, const T* q, std::int64_t ldq, const HeadTransposed<T>& k, const AttentionDims& d,
+                      const AttentionConfig& cfg, std::int64_t b) {
   for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-    gemm_or_zero<T>(false, true, i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, ldk,
-                    S + i0 * d.Tk, d.Tk);
+    gemm_by_transposed<T>(i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, S + i0 * d.Tk,
+                          d.Tk);
   });
   const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
   if (!pad) return;
@@ -98,18 +149,30 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
                        const AttentionConfig& cfg) {
   const std::int64_t n = d.Tq * d.Tk;
   const bool parallel = d.pairs() > 1 && d.pairs() * n * (d.D + d.Dv) > kParallelGrain;
+  const bool stage = staged(d);
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
   ThreadScratch<T> scores(n);  // one pair's P per thread, reused for all its pairs
+  ThreadScratch<T> keys_t(stage ? d.D * d.Tk : 0), values(stage ? d.Tk * d.Dv : 0);  // kᵀ and v, staged
   ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
   // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
 #pragma omp parallel if (parallel)
   {
     T* P = scores.mine();
     unsigned char* keep = kept.mine();
+    // The kv head staged last: under GQA the G query heads of one kv head come one after
+    // another (pair = b·H + h), so each kv head is staged once per thread that reads it.
+    std::int64_t staged_kv = -1;
+    HeadTransposed<T> kt{};
+    HeadRows<T> vr{};
 #pragma omp for schedule(static)
     for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
-      const std::int64_t b = pair / d.H, h = pair % d.H;
-      attention_scores(P, q + lq.offset(b, h), lq.ld, k + lk.offset(b, h), lk.ld, d, cfg, b);
+      const std::int64_t b = pair / d.H, h = pair % d.H, kv = b * d.Hkv + h / d.group();
+      if (kv != staged_kv) {
+        kt = transposed_of(keys_t.mine(), k + lk.offset(b, h), lk.ld, d.Tk, d.D, stage);
+        vr = rows_of(values.mine(), v + lv.offset(b, h), lv.ld, d.Tk, d.Dv, stage);
+        staged_kv = kv;
+      }
+      attention_scores(P, q + lq.offset(b, h), lq.ld, kt, d, cfg, b);
       for (std::int64_t i = 0; i < d.Tq; ++i) {
         T* row = P + i * d.Tk;
         const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
@@ -145,8 +208,8 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
       }
       // out (Tq, Dv) = Pd (Tq, Tk) · v (Tk, Dv)
       for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-        gemm_or_zero<T>(false, false, i1 - i0, d.Dv, key_end, T(1), P + i0 * d.Tk, d.Tk, v + lv.offset(b, h),
-                        lv.ld, out + lout.offset(b, h) + i0 * lout.ld, lout.ld);
+        gemm_by_sum_chunks<T>(false, i1 - i0, d.Dv, key_end, T(1), P + i0 * d.Tk, d.Tk, vr.p, vr.ld,
+                              out + lout.offset(b, h) + i0 * lout.ld, lout.ld, false);
       });
     }
   }
@@ -168,79 +231,95 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
   const bool need_ds = dq || dk;
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
   const T scale = static_cast<T>(cfg.scale);
+  const bool stage = staged(d);
   ThreadScratch<T> scores(n), score_grads(need_ds ? n : 0), dropped(cfg.seeds && dv ? n : 0);
+  // The staged operands (small_gemm.hpp): kᵀ for S, vᵀ for dPd, k for dQ, q for dK, dO for dV.
+  ThreadScratch<T> keys_t(stage ? d.D * d.Tk : 0), values_t(stage && need_ds ? d.Dv * d.Tk : 0),
+      keys(stage && dq ? d.Tk * d.D : 0), queries(stage && dk ? d.Tq * d.D : 0),
+      out_grads(stage && dv ? d.Tq * d.Dv : 0);
   ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
 #pragma omp parallel if (parallel)
   {
     T *P = scores.mine(), *dP = score_grads.mine(), *Pd = dropped.mine();
     unsigned char* keep = kept.mine();
 #pragma omp for schedule(static)
-    for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair)
-    for (std::int64_t g = 0; g < d.group(); ++g) {
-      const std::int64_t b = kv_pair / d.Hkv, h = (kv_pair % d.Hkv) * d.group() + g, pair = b * d.H + h;
-      const bool accumulate = g > 0;  // into the group's dK and dV
-      const T* qp = q + lq.offset(b, h);
-      const T* kp = k + lk.offset(b, h);
-      const T* dop = dout + lo.offset(b, h);
-      // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
-      // (lse = -inf) stays 0 and so gets no gradient.
-      attention_scores(P, qp, lq.ld, kp, lk.ld, d, cfg, b);
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        T* row = P + i * d.Tk;
-        const T row_lse = lse[pair * d.Tq + i];
-        const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
-        const std::int64_t padded = vector_end<T>(end, d.Tk);
+    for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair) {
+      const std::int64_t kv_b = kv_pair / d.Hkv, kv_h = (kv_pair % d.Hkv) * d.group();  // its first query head
+      const T* kp = k + lk.offset(kv_b, kv_h);
+      const HeadTransposed<T> kt = transposed_of(keys_t.mine(), kp, lk.ld, d.Tk, d.D, stage);
+      const HeadTransposed<T> vt = need_ds ? transposed_of(values_t.mine(), v + lv.offset(kv_b, kv_h), lv.ld, d.Tk,
+                                                           d.Dv, stage)
+                                           : HeadTransposed<T>{};
+      const HeadRows<T> kr = dq ? rows_of(keys.mine(), kp, lk.ld, d.Tk, d.D, stage) : HeadRows<T>{};
+      for (std::int64_t g = 0; g < d.group(); ++g) {
+        const std::int64_t b = kv_b, h = kv_h + g, pair = b * d.H + h;
+        const bool accumulate = g > 0;  // into the group's dK and dV
+        const T* qp = q + lq.offset(b, h);
+        const T* dop = dout + lo.offset(b, h);
+        // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
+        // (lse = -inf) stays 0 and so gets no gradient.
+        attention_scores(P, qp, lq.ld, kt, d, cfg, b);
+        for (std::int64_t i = 0; i < d.Tq; ++i) {
+          T* row = P + i * d.Tk;
+          const T row_lse = lse[pair * d.Tq + i];
+          const std::int64_t end = row_lse == -INFINITY ? 0 : visible_end(i, d, cfg);
+          const std::int64_t padded = vector_end<T>(end, d.Tk);
 #pragma omp simd
-        for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - row_lse);
-        std::fill(row + end, row + d.Tk, T(0));
-      }
-      if (cfg.seeds) draw_keep(keep, n, cfg.dropout_p, cfg.seeds[pair]);
-      if (dv) {
-        const T* pd = P;
-        if (cfg.seeds) {  // Pd = P ⊙ M
-          for (std::int64_t i = 0; i < n; ++i) Pd[i] = keep[i] ? P[i] * keep_scale : T(0);
-          pd = Pd;
+          for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - row_lse);
+          std::fill(row + end, row + d.Tk, T(0));
         }
-        // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
-        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
-          gemm_or_zero<T>(true, false, j1 - j0, d.Dv, d.Tq - query_begin, T(1), pd + query_begin * d.Tk + j0, d.Tk,
-                          dop + query_begin * lo.ld, lo.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld, accumulate);
-        });
-      }
-      if (!need_ds) continue;
-      // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
-      for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-        gemm_or_zero<T>(false, true, i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, v + lv.offset(b, h), lv.ld,
-                        dP + i0 * d.Tk, d.Tk);
-      });
-      if (cfg.seeds)  // dP = dPd ⊙ M
-        for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
-      // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        const T* p_row = P + i * d.Tk;
-        T* ds_row = dP + i * d.Tk;
-        const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
-        double dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
-        const T row_dot = static_cast<T>(dot);
-        const std::int64_t padded = vector_end<T>(end, d.Tk);
-#pragma omp simd
-        for (std::int64_t j = 0; j < padded; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
-        std::fill(ds_row + end, ds_row + d.Tk, T(0));
-      }
-      // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
-      if (dq)
+        if (cfg.seeds) draw_keep(keep, n, cfg.dropout_p, cfg.seeds[pair]);
+        if (dv) {
+          const T* pd = P;
+          if (cfg.seeds) {  // Pd = P ⊙ M
+            for (std::int64_t i = 0; i < n; ++i) Pd[i] = keep[i] ? P[i] * keep_scale : T(0);
+            pd = Pd;
+          }
+          // dV (Tk, Dv) = Pdᵀ (Tk, Tq) · dO (Tq, Dv)
+          const HeadRows<T> dor = rows_of(out_grads.mine(), dop, lo.ld, d.Tq, d.Dv, stage);
+          for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
+            gemm_by_sum_chunks<T>(true, j1 - j0, d.Dv, d.Tq - query_begin, T(1), pd + query_begin * d.Tk + j0, d.Tk,
+                                  dor.p + query_begin * dor.ld, dor.ld, dv + lgv.offset(b, h) + j0 * lgv.ld, lgv.ld,
+                                  accumulate);
+          });
+        }
+        if (!need_ds) continue;
+        // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
         for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-          gemm_or_zero<T>(false, false, i1 - i0, d.D, key_end, scale, dP + i0 * d.Tk, d.Tk, kp, lk.ld,
-                          dq + lgq.offset(b, h) + i0 * lgq.ld, lgq.ld);
+          gemm_by_transposed<T>(i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, vt, dP + i0 * d.Tk, d.Tk);
         });
-      // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
-      if (dk)
-        for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
-          gemm_or_zero<T>(true, false, j1 - j0, d.D, d.Tq - query_begin, scale, dP + query_begin * d.Tk + j0,
-                          d.Tk, qp + query_begin * lq.ld, lq.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld, accumulate);
-        });
+        if (cfg.seeds)  // dP = dPd ⊙ M
+          for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
+        // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
+        for (std::int64_t i = 0; i < d.Tq; ++i) {
+          const T* p_row = P + i * d.Tk;
+          T* ds_row = dP + i * d.Tk;
+          const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
+          double dot = 0;
+#pragma omp simd reduction(+ : dot)
+          for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
+          const T row_dot = static_cast<T>(dot);
+          const std::int64_t padded = vector_end<T>(end, d.Tk);
+#pragma omp simd
+          for (std::int64_t j = 0; j < padded; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
+          std::fill(ds_row + end, ds_row + d.Tk, T(0));
+        }
+        // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
+        if (dq)
+          for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
+            gemm_by_sum_chunks<T>(false, i1 - i0, d.D, key_end, scale, dP + i0 * d.Tk, d.Tk, kr.p, kr.ld,
+                                  dq + lgq.offset(b, h) + i0 * lgq.ld, lgq.ld, false);
+          });
+        // dK (Tk, D) = dSᵀ (Tk, Tq) · q (Tq, D) · scale
+        if (dk) {
+          const HeadRows<T> qr = rows_of(queries.mine(), qp, lq.ld, d.Tq, d.D, stage);
+          for_each_key_block(d, cfg, [&](std::int64_t j0, std::int64_t j1, std::int64_t query_begin) {
+            gemm_by_sum_chunks<T>(true, j1 - j0, d.D, d.Tq - query_begin, scale, dP + query_begin * d.Tk + j0, d.Tk,
+                                  qr.p + query_begin * qr.ld, qr.ld, dk + lgk.offset(b, h) + j0 * lgk.ld, lgk.ld,
+                                  accumulate);
+          });
+        }
+      }
     }
   }
 }

@@ -112,6 +112,11 @@ TEST_CASE("fused attention matches the naive composition, forward and gradients"
       {"causal blocks T=150 with padding", 2, 1, 150, 150, 4, 3, true, true},
       {"causal blocks Tq=150 > Tk=100", 1, 1, 150, 100, 4, 3, true},
       {"causal blocks Tq=100 < Tk=150", 1, 1, 100, 150, 4, 3, true},
+      // From 64 queries on, the products read staged copies, in chunks of at most 100³
+      // multiply-adds (small_gemm.hpp): at D = 64 the 300 keys and queries split in two.
+      {"staged, chunked: causal T=300, D=64", 1, 1, 300, 300, 64, 64, true},
+      {"staged, chunked: no mask, padding, Tq=260, Tk=270, Dv=48", 2, 1, 260, 270, 64, 48, false, true},
+      {"staged: no mask, Tq=64 < Tk=90", 1, 2, 64, 90, 4, 5},
   };
   for (const Case& c : cases) {
     INFO(c.name);

@@ -74,6 +74,9 @@ TEST_CASE("flash attention equals the materialized kernel, forward and gradients
       {"multi-query (H 3, Hkv 1), padding", 2, 3, 1, 7, 10, 4, 4, false, 0, 1},
       {"Dv != D", 2, 2, 2, 9, 11, 3, 6, true, 2},
       {"no keys (Tk 0)", 1, 2, 2, 4, 0, 3, 3},
+      // 64 queries and more: the materialized kernel stages each kv head once for its group.
+      {"grouped-query (H 4, Hkv 2), causal, staged (Tq 70)", 1, 4, 2, 70, 70, 8, 8, true},
+      {"multi-query (H 3, Hkv 1), padding, staged (Tq 66, Tk 80)", 2, 3, 1, 66, 80, 4, 6, false, 0, 1},
   };
   Generator gen(41);
   for (const Case& c : cases) {
