@@ -14,7 +14,7 @@
 #include "../random.hpp"
 #include "../vec_math.hpp"
 #include "attention_common.hpp"
-#include "small_gemm.hpp"
+#include "attention_staging.hpp"
 
 namespace tapegrad::detail {
 
@@ -27,13 +27,6 @@ namespace {
 // blocks of the full product. Without a mask the blocks still give each product the shape of
 // OpenBLAS's fast small kernels (small_gemm.hpp).
 constexpr std::int64_t kQueryBlock = 64;
-
-// Whether a pair's operands are staged (small_gemm.hpp): kᵀ and vᵀ transposed, k, v, q and dO
-// copied contiguous, once per pair, so that every product of a block is a small-kernel one.
-// The copies cost O(T·D) per pair against the products' O(Tq·Tk·D): they pay from a block of
-// queries on. With fewer queries (decoding: 1 query and the whole cache), k and v are read
-// in place, each once, as the products need them.
-bool staged(const AttentionDims& d) { return d.Tq >= kQueryBlock; }
 
 // A row's visible keys [0, end) rounded up to whole vectors of 16 floats (8 doubles), within
 // the row's Tk. An elementwise loop over a row runs to this end instead of `end`: a causal row
@@ -69,47 +62,6 @@ void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f)
       cfg.causal ? std::clamp(j0 - cfg.causal_offset, std::int64_t(0), d.Tq) : std::int64_t(0));
 }
 
-// A (T, D) head matrix as the products read it: a contiguous copy, or in place.
-template <typename T>
-struct HeadRows {
-  const T* p;
-  std::int64_t ld;
-};
-
-// A (T, D) head matrix that the products multiply by its transpose (k in S = q·kᵀ, v in
-// dPd = dO·vᵀ): staged as its transpose (D, T), or read in place.
-template <typename T>
-struct HeadTransposed {
-  const T* p;
-  std::int64_t ld;
-  bool staged;
-};
-
-// The copies of one (T, D) head matrix, into this thread's scratch when staging.
-template <typename T>
-HeadRows<T> rows_of(T* scratch, const T* m, std::int64_t ld, std::int64_t rows, std::int64_t cols, bool stage) {
-  if (!stage) return {m, ld};
-  copy_rows(scratch, m, ld, rows, cols);
-  return {scratch, cols};
-}
-
-template <typename T>
-HeadTransposed<T> transposed_of(T* scratch, const T* m, std::int64_t ld, std::int64_t rows, std::int64_t cols,
-                                bool stage) {
-  if (!stage) return {m, ld, false};
-  transpose_into(scratch, rows, m, ld, rows, cols);
-  return {scratch, rows, true};
-}
-
-// C (M, N) = alpha·a·mᵀ, with mᵀ's columns [0, N): a chunked NN product on the staged
-// transpose, or one NT product on m in place.
-template <typename T>
-void gemm_by_transposed(std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* a, std::int64_t lda,
-                        const HeadTransposed<T>& m, T* C, std::int64_t ldc) {
-  if (m.staged) return gemm_nn_by_columns<T>(M, N, K, alpha, a, lda, m.p, m.ld, C, ldc);
-  gemm_or_zero<T>(false, true, M, N, K, alpha, a, lda, m.p, m.ld, C, ldc);
-}
-
 // S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where a padded key is hidden from
 // query i. Keys past the causal end (visible_end) are left as they are, computed or not (the
 // causal blocks skip most of them): the softmax reads row i up to visible_end alone and writes
@@ -118,8 +70,8 @@ template <typename T>
 void attention_scores(T* S, const T* q, std::int64_t ldq, const HeadTransposed<T>& k, const AttentionDims& d,
                       const AttentionConfig& cfg, std::int64_t b) {
   for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-    gemm_by_transposed<T>(i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, S + i0 * d.Tk,
-                          d.Tk);
+    gemm_by_transposed<T>(i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, 0,
+                          S + i0 * d.Tk, d.Tk);
   });
   const unsigned char* pad = cfg.key_padding ? cfg.key_padding + b * d.Tk : nullptr;
   if (!pad) return;
@@ -168,7 +120,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
     for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
       const std::int64_t b = pair / d.H, h = pair % d.H, kv = b * d.Hkv + h / d.group();
       if (kv != staged_kv) {
-        kt = transposed_of(keys_t.mine(), k + lk.offset(b, h), lk.ld, d.Tk, d.D, stage);
+        kt = transposed_of(keys_t.mine(), k + lk.offset(b, h), lk.ld, d.Tk, d.D, d.Tk, stage);
         vr = rows_of(values.mine(), v + lv.offset(b, h), lv.ld, d.Tk, d.Dv, stage);
         staged_kv = kv;
       }
@@ -233,7 +185,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
   const T scale = static_cast<T>(cfg.scale);
   const bool stage = staged(d);
   ThreadScratch<T> scores(n), score_grads(need_ds ? n : 0), dropped(cfg.seeds && dv ? n : 0);
-  // The staged operands (small_gemm.hpp): kᵀ for S, vᵀ for dPd, k for dQ, q for dK, dO for dV.
+  // The staged operands (attention_staging.hpp): kᵀ for S, vᵀ for dPd, k for dQ, q for dK, dO for dV.
   ThreadScratch<T> keys_t(stage ? d.D * d.Tk : 0), values_t(stage && need_ds ? d.Dv * d.Tk : 0),
       keys(stage && dq ? d.Tk * d.D : 0), queries(stage && dk ? d.Tq * d.D : 0),
       out_grads(stage && dv ? d.Tq * d.Dv : 0);
@@ -246,9 +198,9 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
     for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair) {
       const std::int64_t kv_b = kv_pair / d.Hkv, kv_h = (kv_pair % d.Hkv) * d.group();  // its first query head
       const T* kp = k + lk.offset(kv_b, kv_h);
-      const HeadTransposed<T> kt = transposed_of(keys_t.mine(), kp, lk.ld, d.Tk, d.D, stage);
+      const HeadTransposed<T> kt = transposed_of(keys_t.mine(), kp, lk.ld, d.Tk, d.D, d.Tk, stage);
       const HeadTransposed<T> vt = need_ds ? transposed_of(values_t.mine(), v + lv.offset(kv_b, kv_h), lv.ld, d.Tk,
-                                                           d.Dv, stage)
+                                                           d.Dv, d.Tk, stage)
                                            : HeadTransposed<T>{};
       const HeadRows<T> kr = dq ? rows_of(keys.mine(), kp, lk.ld, d.Tk, d.D, stage) : HeadRows<T>{};
       for (std::int64_t g = 0; g < d.group(); ++g) {
@@ -286,7 +238,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         if (!need_ds) continue;
         // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
         for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-          gemm_by_transposed<T>(i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, vt, dP + i0 * d.Tk, d.Tk);
+          gemm_by_transposed<T>(i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, vt, 0, dP + i0 * d.Tk, d.Tk);
         });
         if (cfg.seeds)  // dP = dPd ⊙ M
           for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);

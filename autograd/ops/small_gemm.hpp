@@ -84,4 +84,17 @@ void gemm_by_sum_chunks(bool trans_a, std::int64_t M, std::int64_t N, std::int64
   }
 }
 
+// C (M, N) = alpha·op(A)·B (+ C when accumulate), as above, in chunks of C's rows: each
+// chunk of rows its own product (the same sums, in the same order).
+template <typename T>
+void gemm_by_row_chunks(bool trans_a, std::int64_t M, std::int64_t N, std::int64_t K, T alpha, const T* A,
+                        std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc, bool accumulate) {
+  const std::int64_t chunk = small_chunk(M, N * K);
+  for (std::int64_t m0 = 0; m0 < M; m0 += chunk) {
+    const T* A_chunk = trans_a ? A + m0 : A + m0 * lda;  // op(A)'s rows m0..
+    gemm_or_zero<T>(trans_a, false, std::min(chunk, M - m0), N, K, alpha, A_chunk, lda, B, ldb, C + m0 * ldc, ldc,
+                    accumulate);
+  }
+}
+
 }  // namespace tapegrad::detail

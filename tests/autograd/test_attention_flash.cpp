@@ -234,6 +234,27 @@ TEST_CASE("automatic picks the documented kernel", "[attention][flash]") {
   }
 }
 
+TEST_CASE("flash attention with its default tiles and D = 64 equals the materialized kernel in float64",
+          "[attention][flash]") {
+  // T = 300, D = 64: each tile's products go in two chunks (attention_staging.hpp), both
+  // kernels on staged operands, the kv head shared by two query heads.
+  Generator gen(61);
+  const Tensor q = randn({1, 2, 300, 64}, gen, DType::float64), k = randn({1, 1, 300, 64}, gen, DType::float64),
+               v = randn({1, 1, 300, 64}, gen, DType::float64), dout = randn({1, 2, 300, 64}, gen, DType::float64);
+  for (const bool causal : {true, false}) {
+    INFO("causal " << causal);
+    auto with = [&](AttentionKernel kernel) {
+      AttentionOptions o;
+      o.causal = causal;
+      o.kernel = kernel;
+      return run_with_grads(
+          [&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
+          q, k, v, dout);
+    };
+    check_same_grads(with(AttentionKernel::flash), with(AttentionKernel::materialized), 1e-12);
+  }
+}
+
 TEST_CASE("flash attention in float32 with its default tiles agrees with float64", "[attention][flash]") {
   // T = 600: three key tiles of 256 (the last partial) and ten query blocks of 64.
   Generator gen(59);
