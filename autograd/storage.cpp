@@ -20,28 +20,34 @@ constexpr std::size_t kAlignment = 64;
 
 namespace {
 
-// Blocks of 2 MiB and more start on a 2 MiB boundary, and the kernel is asked to back them with
-// 2 MiB pages (MADV_HUGEPAGE: Linux's transparent huge pages, which Debian gives only to memory
-// that asks, the "madvise" setting). Why: a head's rows in the packed qkv activation lie 4.6 KB
-// apart at d_model 384, so with 4 KiB pages every row an attention product or a GEMM's packing
-// reads is a new page and a TLB miss; a 2 MiB page holds 450 of them. M's step 1.2% faster
-// here, G's 1.3%. The cost comes once per process: the kernel zeroes each 2 MiB page at first
-// touch, 0.1 to 0.6 s more at start for M on this virtual machine (the cache keeps the blocks
-// after that). TAPEGRAD_HUGE_PAGES=0 turns the hint off (docs/performance.md, "Memory").
+// With TAPEGRAD_HUGE_PAGES=1 (scripts/env.sh sets it for the main job, the studies and the
+// benchmarks), blocks of 2 MiB and more start on a 2 MiB boundary, and the kernel is asked to
+// back them with 2 MiB pages (MADV_HUGEPAGE: Linux's transparent huge pages, which Debian gives
+// only to memory that asks, the "madvise" setting).
+// - Why: a head's rows in the packed qkv activation lie 4.6 KB apart at d_model 384, so with
+//   4 KiB pages every row an attention product or a GEMM's packing reads is a new page and a
+//   TLB miss; a 2 MiB page holds 450 of them. M's step 1.2% faster here, G's 1.3%.
+// - Why not by default: the kernel zeroes each 2 MiB page at first touch, and on this virtual
+//   machine that ran at about 0.4 GB/s: M's first step 0.1-0.6 s slower, and a test that builds
+//   a GPT-2-small model 2.2 -> 3.2-3.5 s. That pays back only over a long run, where the cache
+//   keeps the blocks. (PyTorch's THP_MEM_ALLOC_ENABLE, of later versions, is opt-in too.)
+// docs/performance.md, "Memory".
 constexpr std::size_t kHugePage = std::size_t(2) << 20;
 
-bool huge_pages_from_env() {
-  const char* env = std::getenv("TAPEGRAD_HUGE_PAGES");
-  return !(env && std::string_view(env) == "0");
+bool huge_pages() {
+  static const bool on = [] {
+    const char* env = std::getenv("TAPEGRAD_HUGE_PAGES");
+    return env && std::string_view(env) == "1";
+  }();
+  return on;
 }
 
-std::size_t alignment_of(std::size_t block) { return block >= kHugePage ? kHugePage : kAlignment; }
+std::size_t alignment_of(std::size_t block) { return huge_pages() && block >= kHugePage ? kHugePage : kAlignment; }
 
 void* new_block(std::size_t block) {
   void* p = ::operator new(block, std::align_val_t(alignment_of(block)));
 #ifdef MADV_HUGEPAGE
-  static const bool huge_pages = huge_pages_from_env();
-  if (huge_pages && block >= kHugePage)  // a hint: where it fails, the block keeps 4 KiB pages
+  if (huge_pages() && block >= kHugePage)  // a hint: where it fails, the block keeps 4 KiB pages
     madvise(p, block / kHugePage * kHugePage, MADV_HUGEPAGE);
 #endif
   return p;

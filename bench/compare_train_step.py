@@ -6,6 +6,8 @@ tapegrad, torch, ...) so that both see the same machine state, then prints the m
 per-run medians and the ratios. Both get the same OpenBLAS core type (OPENBLAS_CORETYPE, set
 here when unset, as scripts/env.sh does) and the same OpenMP wait (GOMP_SPINCOUNT=1000 unless
 OMP_WAIT_POLICY or GOMP_SPINCOUNT is set, as scripts/env.sh does; both use GCC's OpenMP).
+tapegrad gets 2 MiB pages (TAPEGRAD_HUGE_PAGES=1 unless set, as scripts/env.sh does; PyTorch 1.13
+has no such setting).
 
     /usr/bin/python3 bench/compare_train_step.py --configs S,M --rounds 3
     /usr/bin/python3 bench/compare_train_step.py --configs M --threads 2 --torch-settings 1x2,2x1
@@ -55,6 +57,7 @@ def main():
     env = dict(os.environ)
     if "OMP_WAIT_POLICY" not in env and "GOMP_SPINCOUNT" not in env:
         env["GOMP_SPINCOUNT"] = "1000"
+    env.setdefault("TAPEGRAD_HUGE_PAGES", "1")  # tapegrad's 2 MiB pages, as scripts/env.sh sets them
     if "OPENBLAS_CORETYPE" not in env:
         flags = open("/proc/cpuinfo").read()
         if " avx512f" in flags:

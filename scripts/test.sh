@@ -12,6 +12,8 @@
 # TAPEGRAD_BUILD_DIR renames build/ (the sanitizer build goes to $TAPEGRAD_BUILD_DIR-asan).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# Short processes: 2 MiB pages would cost more at start than they save (scripts/env.sh).
+export TAPEGRAD_HUGE_PAGES=${TAPEGRAD_HUGE_PAGES:-0}
 source scripts/env.sh
 
 fast=0
