@@ -51,6 +51,12 @@ struct HeadTransposed {
   }
 };
 
+// The scratch transposed_of needs for a (rows, cols) matrix in tiles of `tile` rows: whole
+// tiles, the last one as long as the others.
+inline std::int64_t transposed_size(std::int64_t rows, std::int64_t cols, std::int64_t tile) {
+  return tile > 0 ? (rows + tile - 1) / tile * tile * cols : 0;
+}
+
 template <typename T>
 HeadTransposed<T> transposed_of(T* scratch, const T* m, std::int64_t ld, std::int64_t rows, std::int64_t cols,
                                 std::int64_t tile, bool stage) {
