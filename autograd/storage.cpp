@@ -47,7 +47,7 @@ std::size_t alignment_of(std::size_t block) { return huge_pages() && block >= kH
 void* new_block(std::size_t block) {
   void* p = ::operator new(block, std::align_val_t(alignment_of(block)));
 #ifdef MADV_HUGEPAGE
-  if (huge_pages() && block >= kHugePage)  // a hint: where it fails, the block keeps 4 KiB pages
+  if (alignment_of(block) == kHugePage)  // a hint: where it fails, the block keeps 4 KiB pages
     madvise(p, block / kHugePage * kHugePage, MADV_HUGEPAGE);
 #endif
   return p;
