@@ -30,6 +30,7 @@
 #include "../parallel.hpp"
 #include "../recompute.hpp"
 #include "../saved_tensor.hpp"
+#include "../streaming.hpp"
 #include "data_or_null.hpp"
 #include "gelu.hpp"
 #include "linear_kernels.hpp"
@@ -69,13 +70,15 @@ void check_gelu_mlp_args(const Tensor& x, const Tensor& w1, const Tensor& b1, co
 // h = gelu(u) over n elements.
 template <typename T>
 void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
-  if (tanh_form) {
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::tanh_form(u[i]);
-  } else {
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::exact(u[i]);
-  }
+  for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
+    if (tanh_form) {
+#pragma omp simd
+      for (std::int64_t i = begin; i < end; ++i) h[i] = gelu_math::tanh_form(u[i]);
+    } else {
+#pragma omp simd
+      for (std::int64_t i = begin; i < end; ++i) h[i] = gelu_math::exact(u[i]);
+    }
+  }, u, h);
 }
 
 // The backward's elementwise pass: h = gelu(u) when WriteH, and dh ⊙= gelu'(u) in place
@@ -85,21 +88,23 @@ void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
 // u): each element reads u before it writes h.
 template <bool WriteH, bool WriteDu, typename T>
 void gelu_backward_pass(T* h, T* __restrict dh, const T* u, std::int64_t n, bool tanh_form) {
-  if (tanh_form) {
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const T x = u[i], t = gelu_math::tanh_of(x);
-      if constexpr (WriteH) h[i] = gelu_math::tanh_form_given(x, t);
-      if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::tanh_form_slope_given(x, t);
+  for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
+    if (tanh_form) {
+#pragma omp simd
+      for (std::int64_t i = begin; i < end; ++i) {
+        const T x = u[i], t = gelu_math::tanh_of(x);
+        if constexpr (WriteH) h[i] = gelu_math::tanh_form_given(x, t);
+        if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::tanh_form_slope_given(x, t);
+      }
+    } else {
+#pragma omp simd
+      for (std::int64_t i = begin; i < end; ++i) {
+        const T x = u[i];
+        if constexpr (WriteH) h[i] = gelu_math::exact(x);
+        if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::exact_slope(x);
+      }
     }
-  } else {
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) {
-      const T x = u[i];
-      if constexpr (WriteH) h[i] = gelu_math::exact(x);
-      if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::exact_slope(x);
-    }
-  }
+  }, u, WriteH ? h : u, WriteDu ? dh : u);
 }
 
 }  // namespace
