@@ -2,12 +2,16 @@
 // asking for the memory of a later one before it is needed (software prefetch).
 //
 // Why: a pass over arrays that live in main memory waits on its loads unless something fetches
-// them ahead. The CPU's own prefetcher is meant to, but on the machines this project is measured
-// on it did not keep up. In M's training step GELU's backward pass (u and dh read, h and dh
-// written, 12.6 MB each) ran at about 9 GB/s, and half of its samples sat on the load of u.
-// Asking for each array 2048 elements (8 KiB of floats) ahead, 256 elements at a time, made the
-// same pass 2.5x faster there (35 -> 13 ms a step; bench/README.md, "Software prefetch").
-// A prefetch is a hint: it changes no result, and a wrong address cannot fault.
+// them ahead. The CPU's own prefetcher is meant to, and mostly does, but not always: in M's
+// training step GELU's backward pass (u read, dh read and written, 12.6 MB each) ran at about
+// 9 GB/s, half of its samples on the load of u, which the forward wrote long before. Asking for
+// each array 2048 elements (8 KiB of floats) ahead, 256 elements at a time, made that pass 2.5x
+// faster (5.9 -> 2.3 ms a call; in G 1.55 -> 0.57 ms). It is no rule, though: the same blocks
+// made no measurable difference to the residual add or GELU's forward pass (whose inputs were
+// just written, still in the cache), prefetching rows ahead none to LayerNorm's backward, and
+// the blocks made AdamW's update slower (bench_adamw, G: 123 -> 148 ms). So it is used where it
+// was measured to pay, nowhere else (bench/README.md, "Software prefetch"). A prefetch is a
+// hint: it changes no result.
 //
 //   for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
 //   #pragma omp simd
