@@ -82,21 +82,6 @@ class ThreadScratch {
   Storage storage_;
 };
 
-// C[M,N] = alpha·op(A)·op(B) (+ C when accumulate), and zeros when K = 0 and not
-// accumulating (BLAS rejects the empty sizes).
-template <typename T>
-void gemm_or_zero(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, T alpha,
-                  const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T* C, std::int64_t ldc,
-                  bool accumulate = false) {
-  if (M == 0 || N == 0) return;
-  if (K == 0) {
-    if (!accumulate)
-      for (std::int64_t i = 0; i < M; ++i) std::fill(C + i * ldc, C + i * ldc + N, T(0));
-    return;
-  }
-  blas::gemm<T>(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, accumulate ? T(1) : T(0), C, ldc);
-}
-
 // ---- the materialized kernels, attention_materialized.cpp. lse (B, H, Tq) is contiguous;
 // q, k, v, dout, out and the gradients are read and written through their HeadLayout.
 // Backward: gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only

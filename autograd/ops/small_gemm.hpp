@@ -22,7 +22,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "attention_common.hpp"
+#include "gemm_or_zero.hpp"
 
 namespace tapegrad::detail {
 
