@@ -6,12 +6,14 @@
 // training step GELU's backward pass (u read, dh read and written, 12.6 MB each) ran at about
 // 9 GB/s, half of its samples on the load of u, which the forward wrote long before. Asking for
 // each array 2048 elements (8 KiB of floats) ahead, 256 elements at a time, made that pass 2.5x
-// faster (5.9 -> 2.3 ms a call; in G 1.55 -> 0.57 ms). It is no rule, though: the same blocks
-// made no measurable difference to the residual add or GELU's forward pass (whose inputs were
-// just written, still in the cache), prefetching rows ahead none to LayerNorm's backward, and
-// the blocks made AdamW's update slower (bench_adamw, G: 123 -> 148 ms). So it is used where it
-// was measured to pay, nowhere else (bench/README.md, "Software prefetch"). A prefetch is a
-// hint: it changes no result.
+// faster (5.9 -> 2.3 ms a call; in G 1.55 -> 0.57 ms). The cross-entropy's backward, which
+// reads G's 51 MB of logits for an exp each, went from 11-13 to 6 ms. It is no rule, though:
+// the same blocks made no measurable difference to the residual add, GELU's forward pass and the
+// cross-entropy's forward (whose inputs were just written, still in the cache), prefetching rows
+// ahead none to LayerNorm's backward, and the blocks made AdamW's update slower (bench_adamw, G:
+// 123 -> 148 ms). What the two that paid share: each element costs an exp, and the data was
+// written long before. So they are used where they were measured to pay, nowhere else
+// (bench/README.md, "Software prefetch"). A prefetch is a hint: it changes no result.
 //
 //   for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
 //   #pragma omp simd
@@ -42,9 +44,19 @@ inline void prefetch_elements(const T* p, std::int64_t from, std::int64_t to) {
   for (std::int64_t i = from; i < to; i += per_line) __builtin_prefetch(p + i);
 }
 
-// body(begin, end) for consecutive blocks covering [0, n), on all threads when n is worth a
-// team; `streams` are the arrays the body reads or writes at [begin, end) (elements, whatever
-// their type), prefetched kPrefetchAhead elements ahead.
+// body(b, e) for consecutive blocks [b, e) covering [begin, end), on this thread; `streams`
+// are the arrays the body reads or writes at [b, e) (elements, whatever their type), prefetched
+// kPrefetchAhead elements ahead, never past `end`.
+template <typename Body, typename... T>
+void blocks_of(std::int64_t begin, std::int64_t end, Body&& body, const T*... streams) {
+  for (std::int64_t b = begin; b < end; b += kStreamBlock) {
+    const std::int64_t e = std::min(end, b + kStreamBlock);
+    (prefetch_elements(streams, std::min(end, b + kPrefetchAhead), std::min(end, e + kPrefetchAhead)), ...);
+    body(b, e);
+  }
+}
+
+// blocks_of over [0, n), on all threads when n is worth a team.
 template <typename Body, typename... T>
 void for_each_block(std::int64_t n, Body&& body, const T*... streams) {
 #pragma omp parallel if (n > kParallelGrain)
@@ -53,11 +65,7 @@ void for_each_block(std::int64_t n, Body&& body, const T*... streams) {
     const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const std::int64_t begin = t == 0 ? 0 : n * t / threads / 64 * 64;
     const std::int64_t end = t + 1 == threads ? n : n * (t + 1) / threads / 64 * 64;
-    for (std::int64_t b = begin; b < end; b += kStreamBlock) {
-      const std::int64_t e = std::min(end, b + kStreamBlock);
-      (prefetch_elements(streams, std::min(end, b + kPrefetchAhead), std::min(end, e + kPrefetchAhead)), ...);
-      body(b, e);
-    }
+    blocks_of(begin, end, body, streams...);
   }
 }
 
