@@ -7,12 +7,12 @@
 // 9 GB/s, half of its samples on the load of u, which the forward wrote long before. Asking for
 // each array 2048 elements (8 KiB of floats) ahead, 256 elements at a time, made that pass 2.5x
 // faster (5.9 -> 2.3 ms a call; in G 1.55 -> 0.57 ms). The cross-entropy's backward, which
-// reads G's 51 MB of logits for an exp each, went from 11-13 to 6 ms. It is no rule, though:
-// the same blocks made no measurable difference to the residual add, GELU's forward pass and the
-// cross-entropy's forward (whose inputs were just written, still in the cache), prefetching rows
-// ahead none to LayerNorm's backward, and the blocks made AdamW's update slower (bench_adamw, G:
-// 123 -> 148 ms). What the two that paid share: each element costs an exp, and the data was
-// written long before. So they are used where they were measured to pay, nowhere else
+// reads G's 51 MB of logits for an exp each, went from 11-13 to 6 ms. It is no rule, though,
+// and no theory predicted where it pays: the same blocks made no measurable difference to the
+// residual add, GELU's forward pass and the cross-entropy's forward; prefetching rows ahead none
+// to LayerNorm's backward; and the blocks made AdamW's update slower (bench_adamw, G: 123 -> 148
+// ms), and SiLU's backward and the elementwise product in a SwiGLU model too (12.3 -> 15 ms and
+// 23 -> 25 ms a step at M's size). So it is used where it was measured to pay, nowhere else
 // (bench/README.md, "Software prefetch"). A prefetch is a hint: it changes no result.
 //
 //   for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
