@@ -4,13 +4,17 @@
 #include <bit>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <new>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <sys/mman.h>
+
+#include "errors.hpp"
 
 namespace tapegrad {
 
@@ -79,8 +83,7 @@ constexpr std::size_t kDefaultLimit = std::size_t(2) << 30;
 #endif
 
 std::size_t limit_from_env() {
-  const char* env = std::getenv("TAPEGRAD_CACHE_LIMIT_MB");
-  return env ? static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) << 20 : kDefaultLimit;
+  return detail::cache_limit_from_setting(std::getenv("TAPEGRAD_CACHE_LIMIT_MB"), kDefaultLimit);
 }
 
 // A request of at least kBorrowFrom bytes whose own class has no free block takes the smallest
@@ -161,6 +164,25 @@ void deallocate(void* p, std::size_t block) {
 }
 
 }  // namespace
+
+std::size_t detail::cache_limit_from_setting(const char* value, std::size_t fallback) {
+  if (!value || !*value) return fallback;
+  const std::string_view text(value);
+  constexpr std::size_t kMaxMiB = std::numeric_limits<std::size_t>::max() >> 20;
+  std::size_t mib = 0;
+  bool valid = true;
+  for (const char ch : text) {
+    if (ch < '0' || ch > '9' || mib > (kMaxMiB - static_cast<std::size_t>(ch - '0')) / 10) {
+      valid = false;
+      break;
+    }
+    mib = mib * 10 + static_cast<std::size_t>(ch - '0');
+  }
+  if (!valid)
+    throw ValueError("TAPEGRAD_CACHE_LIMIT_MB must be a whole number of MiB (0 turns the tensor cache off), got \"" +
+                     std::string(text) + "\"");
+  return mib << 20;
+}
 
 std::size_t Storage::live_bytes() { return live_bytes_counter.load(); }
 std::size_t Storage::peak_live_bytes() { return live_peak.load(); }

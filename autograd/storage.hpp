@@ -12,7 +12,7 @@
 // and handed out again; sizes are rounded up to a class (at most 1/8 more than asked) so that
 // nearly equal sizes share blocks, and a large request whose class is empty may take a free
 // block up to twice its size (storage.cpp says why). The cache holds at most cache_limit() bytes (default
-// 2 GiB, or TAPEGRAD_CACHE_LIMIT_MB; 0 under AddressSanitizer, where reuse would hide a
+// 2 GiB, or TAPEGRAD_CACHE_LIMIT_MB in whole MiB; 0 under AddressSanitizer, where reuse would hide a
 // use-after-free); empty_cache() returns everything to the OS.
 #pragma once
 
@@ -68,5 +68,12 @@ void empty_cache();
 // Bytes the cache may hold; 0 turns caching off.
 void set_cache_limit(std::size_t bytes);
 std::size_t cache_limit();
+
+namespace detail {
+// The limit TAPEGRAD_CACHE_LIMIT_MB's value sets: a whole number of MiB. Unset (nullptr) or
+// empty keeps `fallback`; anything else (a unit, a sign, a number too large) is a ValueError
+// naming the variable and the value, not a silent 0 that would turn the cache off.
+std::size_t cache_limit_from_setting(const char* value, std::size_t fallback);
+}  // namespace detail
 
 }  // namespace tapegrad

@@ -63,6 +63,22 @@ TEST_CASE("allocator: blocks are reused by size class, limit and empty_cache hol
   CHECK(allocator_stats().os_allocations == off.os_allocations + 1);
 }
 
+TEST_CASE("allocator: TAPEGRAD_CACHE_LIMIT_MB is whole MiB; empty keeps the default, anything else is a clear error",
+          "[allocator]") {
+  const std::size_t fallback = std::size_t(2) << 30;
+  CHECK(detail::cache_limit_from_setting(nullptr, fallback) == fallback);
+  CHECK(detail::cache_limit_from_setting("", fallback) == fallback);  // not 0: set but empty
+  CHECK(detail::cache_limit_from_setting("0", fallback) == 0);
+  CHECK(detail::cache_limit_from_setting("512", fallback) == std::size_t(512) << 20);
+  CHECK(detail::cache_limit_from_setting("17592186044415", fallback) == std::size_t(17592186044415) << 20);
+  for (const char* bad : {"abc", "512MB", "1.5", "-1", " 64", "64 ", "17592186044416", "99999999999999999999999"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_MATCHES(detail::cache_limit_from_setting(bad, fallback), ValueError,
+                         Catch::Matchers::Message("TAPEGRAD_CACHE_LIMIT_MB must be a whole number of MiB (0 turns the "
+                                                  "tensor cache off), got \"" + std::string(bad) + "\""));
+  }
+}
+
 TEST_CASE("allocator: zeros are zeros even in a reused block", "[allocator]") {
   CacheLimitGuard guard(std::size_t(64) << 20);
   { Tensor a = full({4096}, 7.0, DType::float32); }
