@@ -40,8 +40,12 @@ constexpr std::size_t kHugePage = std::size_t(2) << 20;
 
 bool huge_pages() {
   static const bool on = [] {
-    const char* env = std::getenv("TAPEGRAD_HUGE_PAGES");
-    return env && std::string_view(env) == "1";
+    const std::string_view value = std::getenv("TAPEGRAD_HUGE_PAGES") ? std::getenv("TAPEGRAD_HUGE_PAGES") : "";
+    if (value.empty() || value == "0") return false;
+    if (value == "1") return true;
+    // Not a silent "off" for "yes" or "true": whoever set it meant something.
+    throw ValueError("TAPEGRAD_HUGE_PAGES must be 1 (2 MiB pages for large tensor blocks) or 0 (off), got \"" +
+                     std::string(value) + "\"");
   }();
   return on;
 }
