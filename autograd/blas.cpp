@@ -281,11 +281,20 @@ void check_blas_core_once() {
 }
 
 namespace {
+// 0 (OpenMP's default) when unset, empty or 0. Read as the library loads, before main, where an exception could only
+// abort: a value that is no positive whole number is ignored with a warning that names it, as
+// libgomp does for OMP_NUM_THREADS (atoi made "4 threads" 4 and "abc" a silent default).
 int thread_count_from_env() {
   const char* env = std::getenv("TAPEGRAD_NUM_THREADS");
-  if (!env) return 0;
-  const int n = std::atoi(env);
-  return n > 0 ? n : 0;
+  if (!env || !*env) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(env, &end, 10);
+  if (*end != '\0' || n < 0 || n > 4096 || env[0] == ' ' || env[0] == '+') {
+    std::fprintf(stderr, "tapegrad: TAPEGRAD_NUM_THREADS=\"%s\" is not a thread count (a whole number from 1 to "
+                         "4096, or 0 for the default); ignored, OpenMP's default applies\n", env);
+    return 0;
+  }
+  return static_cast<int>(n);
 }
 }  // namespace
 
