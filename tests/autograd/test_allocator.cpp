@@ -63,7 +63,7 @@ TEST_CASE("allocator: blocks are reused by size class, limit and empty_cache hol
   CHECK(allocator_stats().os_allocations == off.os_allocations + 1);
 }
 
-TEST_CASE("allocator: TAPEGRAD_CACHE_LIMIT_MB is whole MiB; empty keeps the default, anything else is a clear error",
+TEST_CASE("allocator: TAPEGRAD_CACHE_LIMIT_MB is whole MiB, empty keeps the default, anything else is a clear error",
           "[allocator]") {
   const std::size_t fallback = std::size_t(2) << 30;
   CHECK(detail::cache_limit_from_setting(nullptr, fallback) == fallback);
