@@ -281,9 +281,10 @@ void check_blas_core_once() {
 }
 
 namespace {
-// 0 (OpenMP's default) when unset, empty or 0. Read as the library loads, before main, where an exception could only
-// abort: a value that is no positive whole number is ignored with a warning that names it, as
-// libgomp does for OMP_NUM_THREADS (atoi made "4 threads" 4 and "abc" a silent default).
+// 0 (OpenMP's default) when unset, empty or 0. Read as the library loads, before main, where
+// an exception could only abort: any other value that is not a thread count is ignored with a
+// warning that names it, as libgomp does for OMP_NUM_THREADS (atoi made "4 threads" 4 and "abc"
+// a silent default).
 int thread_count_from_env() {
   const char* env = std::getenv("TAPEGRAD_NUM_THREADS");
   if (!env || !*env) return 0;

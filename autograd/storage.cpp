@@ -40,7 +40,8 @@ constexpr std::size_t kHugePage = std::size_t(2) << 20;
 
 bool huge_pages() {
   static const bool on = [] {
-    const std::string_view value = std::getenv("TAPEGRAD_HUGE_PAGES") ? std::getenv("TAPEGRAD_HUGE_PAGES") : "";
+    const char* env = std::getenv("TAPEGRAD_HUGE_PAGES");
+    const std::string_view value = env ? env : "";
     if (value.empty() || value == "0") return false;
     if (value == "1") return true;
     // Not a silent "off" for "yes" or "true": whoever set it meant something.
@@ -171,20 +172,15 @@ void deallocate(void* p, std::size_t block) {
 
 std::size_t detail::cache_limit_from_setting(const char* value, std::size_t fallback) {
   if (!value || !*value) return fallback;
-  const std::string_view text(value);
-  constexpr std::size_t kMaxMiB = std::numeric_limits<std::size_t>::max() >> 20;
+  constexpr std::size_t kMaxMiB = std::numeric_limits<std::size_t>::max() >> 20;  // mib << 20 fits
   std::size_t mib = 0;
-  bool valid = true;
-  for (const char ch : text) {
-    if (ch < '0' || ch > '9' || mib > (kMaxMiB - static_cast<std::size_t>(ch - '0')) / 10) {
-      valid = false;
-      break;
-    }
-    mib = mib * 10 + static_cast<std::size_t>(ch - '0');
+  for (const char* ch = value; *ch; ++ch) {
+    const auto digit = static_cast<std::size_t>(*ch - '0');
+    if (*ch < '0' || *ch > '9' || mib > (kMaxMiB - digit) / 10)
+      throw ValueError("TAPEGRAD_CACHE_LIMIT_MB must be a whole number of MiB (0 turns the tensor cache off), got \"" +
+                       std::string(value) + "\"");
+    mib = mib * 10 + digit;
   }
-  if (!valid)
-    throw ValueError("TAPEGRAD_CACHE_LIMIT_MB must be a whole number of MiB (0 turns the tensor cache off), got \"" +
-                     std::string(text) + "\"");
   return mib << 20;
 }
 
