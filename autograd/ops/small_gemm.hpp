@@ -13,7 +13,7 @@
 //                 NN 64×64×128 twice, v contiguous       13.8    rows in place: stride hurts)
 // So a block's products go in chunks of at most 100³ multiply-adds, with B contiguous (and
 // B = kᵀ stored transposed, for OpenBLAS turns every row-major NT product away from its
-// small kernels). A 256×64 head is transposed in 4.3 µs (16×16 tiles) and copied in less.
+// small kernels; transpose.hpp). A head is transposed in about the time it takes to copy it.
 // (OpenBLAS: kernel/x86_64/sgemm_small_kernel_permit_skylakex.c; other cores and other
 // libraries see the same products, only in different chunks.)
 #pragma once
@@ -22,7 +22,9 @@
 #include <cstdint>
 #include <cstring>
 
+#include "../streaming.hpp"
 #include "gemm_or_zero.hpp"
+#include "transpose.hpp"
 
 namespace tapegrad::detail {
 
@@ -39,25 +41,15 @@ inline std::int64_t small_chunk(std::int64_t len, std::int64_t other) {
   return (len + parts - 1) / parts;
 }
 
-// dst (cols, rows) with leading dimension ld_dst = src (rows, cols)ᵀ, src with leading
-// dimension ld_src. In 16×16 tiles: a tile's reads and writes stay within 16 cache lines each,
-// where a plain double loop strides one of them across the whole matrix (8x slower here).
-template <typename T>
-void transpose_into(T* __restrict dst, std::int64_t ld_dst, const T* __restrict src, std::int64_t ld_src,
-                    std::int64_t rows, std::int64_t cols) {
-  constexpr std::int64_t tile = 16;
-  for (std::int64_t r0 = 0; r0 < rows; r0 += tile)
-    for (std::int64_t c0 = 0; c0 < cols; c0 += tile) {
-      const std::int64_t r1 = std::min(r0 + tile, rows), c1 = std::min(c0 + tile, cols);
-      for (std::int64_t c = c0; c < c1; ++c)
-        for (std::int64_t r = r0; r < r1; ++r) dst[c * ld_dst + r] = src[r * ld_src + c];
-    }
-}
-
-// dst (rows, cols), contiguous = src (rows, cols) with leading dimension ld_src.
+// dst (rows, cols), contiguous = src (rows, cols) with leading dimension ld_src, asking for
+// the rows 16 ahead as it goes (prefetch_rows: rows a page apart are not prefetched otherwise).
 template <typename T>
 void copy_rows(T* __restrict dst, const T* __restrict src, std::int64_t ld_src, std::int64_t rows, std::int64_t cols) {
-  for (std::int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * cols, src + r * ld_src, sizeof(T) * cols);
+  constexpr std::int64_t ahead = 16;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    if (r % ahead == 0) prefetch_rows(src, ld_src, r + ahead, std::min(r + 2 * ahead, rows), cols);
+    std::memcpy(dst + r * cols, src + r * ld_src, sizeof(T) * cols);
+  }
 }
 
 // C (M, N) = alpha·A·B with A (M, K) and B (K, N), in chunks of N's columns: each chunk of C
