@@ -6,15 +6,12 @@
 // Not a public header: nothing here is part of the API (ops.hpp is).
 #pragma once
 
-#include <omp.h>
-
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 
 #include "../blas.hpp"
 #include "../ops.hpp"
-#include "../storage.hpp"
+#include "../thread_scratch.hpp"
 
 namespace tapegrad::detail {
 
@@ -56,31 +53,6 @@ struct AttentionConfig {
 inline std::int64_t visible_end(std::int64_t i, const AttentionDims& d, const AttentionConfig& cfg) {
   return cfg.causal ? std::clamp(i + 1 + cfg.causal_offset, std::int64_t(0), d.Tk) : d.Tk;
 }
-
-// Each thread's scratch in a kernel's parallel region: `per_thread` zeroed Ts for each thread
-// the region may have, in one block from the tensor allocator's cache (storage.hpp). In the
-// steady state of training or decoding it takes no new memory; a std::vector per call was a
-// heap allocation per layer and call (per token, while generating). Each thread's slice
-// starts on its own cache line, and the block is a power of two bytes: decoding asks for one
-// key more at every token, and exact sizes would take new memory for every new size class
-// (64 bytes apart below 4 KiB), powers of two for a handful over a whole generation.
-//   ThreadScratch<float> scores(Tq * Tk);        // before the region
-//   #pragma omp parallel
-//   { float* S = scores.mine(); ... }
-template <typename T>
-class ThreadScratch {
- public:
-  explicit ThreadScratch(std::int64_t per_thread)
-      : per_thread_((per_thread * std::int64_t(sizeof(T)) + 63) / 64 * 64 / std::int64_t(sizeof(T))),
-        storage_(std::bit_ceil(static_cast<std::size_t>(per_thread_) * sizeof(T) *
-                               static_cast<std::size_t>(omp_get_max_threads())),
-                 true) {}
-  T* mine() { return static_cast<T*>(storage_.data()) + per_thread_ * omp_get_thread_num(); }
-
- private:
-  std::int64_t per_thread_;
-  Storage storage_;
-};
 
 // ---- the materialized kernels, attention_materialized.cpp. lse (B, H, Tq) is contiguous;
 // q, k, v, dout, out and the gradients are read and written through their HeadLayout.

@@ -22,6 +22,7 @@
 #include "../node.hpp"
 #include "../recompute.hpp"
 #include "../saved_tensor.hpp"
+#include "../thread_scratch.hpp"
 #include "../ops.hpp"
 #include "../parallel.hpp"
 #include "data_or_null.hpp"
@@ -107,16 +108,17 @@ inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_pa
 // Gradient outputs first; dx, dweight, dbias may be nullptr when not needed. dweight and
 // dbias are sums over rows: each thread sums its own rows into a private buffer, and the
 // buffers are added in thread order afterwards (no race, and the same result on every run).
+// The buffers start on cache lines of their own (ThreadScratch).
 template <typename T>
 void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
                          const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
   const bool parallel = rows * C > kParallelGrain;
   const int threads = parallel ? omp_get_max_threads() : 1;
   const bool need_params = dweight || dbias;
-  std::vector<double> partial(need_params ? static_cast<std::size_t>(threads) * 2 * C : 0, 0.0);
+  detail::ThreadScratch<double> partial(need_params ? 2 * C : 0);  // zeros: dweight's share, then dbias's
 #pragma omp parallel num_threads(threads) if (parallel)
   {
-    double* dweight_part = need_params ? partial.data() + omp_get_thread_num() * 2 * C : nullptr;
+    double* dweight_part = need_params ? partial.mine() : nullptr;
     double* dbias_part = need_params ? dweight_part + C : nullptr;
 #pragma omp for schedule(static)
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -143,8 +145,8 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
   for (std::int64_t c = 0; c < C; ++c) {
     double dw = 0, db = 0;
     for (int k = 0; k < threads; ++k) {
-      dw += partial[k * 2 * C + c];
-      db += partial[k * 2 * C + C + c];
+      dw += partial.of(k)[c];
+      db += partial.of(k)[C + c];
     }
     if (dweight) dweight[c] = static_cast<T>(dw);
     if (dbias) dbias[c] = static_cast<T>(db);
