@@ -116,6 +116,20 @@ thread_local const EnclosingPass* enclosing_pass = nullptr;
 
 // The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
 // capture's gradients when capture is given.
+// The sum of the gradients that `node`'s output has received so far, for a backward function
+// to add its own into (fan-out, as a residual stream's LayerNorm input has: the add's gradient
+// arrived first). Only where nothing else holds that tensor or its memory: the engine's map
+// is then the one owner, and the sum comes out the same as the engine's own add, a + b
+// elementwise. Otherwise, and when nothing has arrived yet, undefined.
+Tensor pending_sum_to_add_into(const std::unordered_map<Node*, Tensor>& grads, Node* node) {
+  const auto found = grads.find(node);
+  if (found == grads.end()) return Tensor();
+  const Tensor& sum = found->second;
+  const bool sole_owner = sum.impl_ptr().use_count() == 1 && sum.impl().storage.use_count() == 1;
+  if (!sole_owner || sum.requires_grad() || !sum.is_contiguous()) return Tensor();
+  return sum;
+}
+
 void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph, Capture* capture) {
   GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
   const bool recomputation = capture && capture->fill_other_leaves;
@@ -206,16 +220,19 @@ void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_grap
           if (release) node->release();
         }
       } release_after{node, !retain_graph};
-      // May input i's backward add its gradient into the leaf's .grad() itself? Only where
-      // to_leaf would add it there in place (leaf_grad_to_add_into).
+      // May input i's backward add its gradient itself into where the engine would add it
+      // (grad_to_add_into)? Into a leaf's .grad() only where to_leaf would add it there in
+      // place; into the sum received so far by the node behind a non-leaf input (fan-out) only
+      // where this pass alone holds that sum, so that no one else sees it change.
       const std::function<Tensor(std::size_t)> add_into = [&](std::size_t i) -> Tensor {
-        if (!fills_leaves || is_anomaly_enabled() || i >= node->next_edges.size() || !node->needs_input_grad[i])
+        if (is_anomaly_enabled() || create_graph || i >= node->next_edges.size() || !node->needs_input_grad[i])
           return Tensor();
-        const std::shared_ptr<TensorImpl>& leaf = node->next_edges[i].leaf;
-        if (!leaf) return Tensor();
+        const Edge& edge = node->next_edges[i];
+        if (edge.node) return pending_sum_to_add_into(grads, edge.node.get());
+        if (!fills_leaves || !edge.leaf) return Tensor();
         for (const Capture* c : {capture, outer})
-          if (c && c->leaves.count(leaf.get())) return Tensor();
-        return leaves.grad_to_add_into(leaf);
+          if (c && c->leaves.count(edge.leaf.get())) return Tensor();
+        return leaves.grad_to_add_into(edge.leaf);
       };
       TensorList dinputs = node->apply(dout, !retain_graph, &add_into);
       if (dinputs.size() != node->next_edges.size())

@@ -32,7 +32,7 @@ class LeafDelivery {
   // The whole gradient of a leaf that is the root of the backward pass.
   static void deliver_root(const std::shared_ptr<TensorImpl>& leaf, const Tensor& grad, bool create_graph);
   // leaf's .grad() when a backward function may add its contribution into it itself
-  // (leaf_grad_to_add_into): deliver would add it there in place, and no hook waits for it.
+  // (grad_to_add_into): deliver would add it there in place, and no hook waits for it.
   // Otherwise an undefined tensor.
   Tensor grad_to_add_into(const std::shared_ptr<TensorImpl>& leaf) const;
 

@@ -49,7 +49,7 @@ namespace {
 thread_local bool* requires_grad_seen = nullptr;  // the live RequiresGradProbe's flag
 thread_local const Node* running = nullptr;       // the node whose backward function runs
 thread_local bool running_frees_saved = false;    // ... and whether its saved tensors go right after
-thread_local const std::function<Tensor(std::size_t)>* running_add_into = nullptr;  // ... and the engine's leaf offer
+thread_local const std::function<Tensor(std::size_t)>* running_add_into = nullptr;  // ... and the engine's offer (grad_to_add_into)
 }
 
 TensorList Node::apply(const Tensor& dout, bool frees_saved, const std::function<Tensor(std::size_t)>* add_into) const {
@@ -74,7 +74,7 @@ TensorList Node::apply(const Tensor& dout, bool frees_saved, const std::function
 
 bool saved_tensors_freed_after() { return running != nullptr && running_frees_saved; }
 
-Tensor leaf_grad_to_add_into(std::size_t input) {
+Tensor grad_to_add_into(std::size_t input) {
   if (!running || !running_add_into) return Tensor();
   return (*running_add_into)(input);
 }

@@ -72,7 +72,7 @@ class Node : public std::enable_shared_from_this<Node> {
   void release() { backward_fn_ = nullptr; }
   // Runs the backward function (saved_output_with_graph then knows which node runs).
   // frees_saved: the caller releases this node right after (saved_tensors_freed_after()).
-  // add_into: the engine's answer to leaf_grad_to_add_into(input) while the function runs.
+  // add_into: the engine's answer to grad_to_add_into(input) while the function runs.
   TensorList apply(const Tensor& dout, bool frees_saved = false,
                    const std::function<Tensor(std::size_t)>* add_into = nullptr) const;
 
@@ -123,15 +123,24 @@ Tensor saved_output(const Tensor& saved);
 // function returns (the graph is not retained). A backward may then write over a tensor that
 // it alone keeps, instead of taking a new buffer: gelu_mlp writes GELU's output over fc1's.
 bool saved_tensors_freed_after();
-// Inside a backward function: the .grad() of the leaf behind input `input`, when the engine lets
-// the function add its gradient for that input straight into it; the function then returns an
-// undefined tensor for the input. Otherwise (and outside a backward) an undefined tensor.
-// The engine allows it only where it would have added the returned gradient into that .grad()
-// in place anyway: no hooks wait for the pass's sum, the pass is not recorded (create_graph),
-// no grad() captures the leaf, anomaly mode is off, and .grad() is a plain contiguous buffer.
-// Why: a gradient that touches few rows of a big leaf, as an embedding's (256 token rows of a
-// 50257 x 768 table that the head shares), would otherwise be made dense, zeros and all, and
-// then added: two passes over the whole table for a few rows' worth of work.
-Tensor leaf_grad_to_add_into(std::size_t input);
+// Inside a backward function: a tensor the function may add its gradient for input `input`
+// straight into, returning an undefined tensor for that input; otherwise (and outside a
+// backward) an undefined tensor. Two cases:
+// - input is a leaf: its .grad(), where the engine would have added the returned gradient into
+//   it in place anyway: no hooks wait for the pass's sum, the pass is not recorded
+//   (create_graph), no grad() captures the leaf, anomaly mode is off, and .grad() is a plain
+//   contiguous buffer. Why: a gradient that touches few rows of a big leaf, as an embedding's
+//   (256 token rows of a 50257 x 768 table that the head shares), would otherwise be made
+//   dense, zeros and all, and then added: two passes over the whole table for a few rows'
+//   worth of work.
+// - input is a non-leaf whose output already received a gradient from another of its users
+//   (fan-out): the sum so far, where the engine alone holds it (not recorded, anomaly mode
+//   off). Why: a pre-LN block's input feeds both the residual add and the LayerNorm, and the
+//   add's gradient arrives first; LayerNorm's backward adds its dx into it as it computes it,
+//   where the engine would have added the two afterwards (a pass that reads both and writes a
+//   third tensor of the stream's size, for every norm).
+// Either way the result is the engine's own sum, bit for bit, when the function adds its
+// gradient g as into[i] + g.
+Tensor grad_to_add_into(std::size_t input);
 
 }  // namespace tapegrad

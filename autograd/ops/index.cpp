@@ -103,13 +103,13 @@ void scatter_rows_add_grouped(T* dx, const T* dout, const std::int64_t* idx, Dim
 // The gradient of a gather: zeros of x's shape with dout scatter-added into the picked rows.
 // An op of its own, so that it is differentiable in turn: its gradient is the gather of its
 // gradient (the same rows picked again). When x is a leaf whose .grad() the engine lets this
-// backward add into (leaf_grad_to_add_into: a tied embedding's table already holds the head's
+// backward add into (grad_to_add_into: a tied embedding's table already holds the head's
 // gradient), the rows go straight there and the gradient returned is undefined.
 Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& x_shape, DimGeometry g,
                             const char* op) {
   const Tensor dout_c = dout.contiguous();
   if (!should_record({dout}))
-    if (const Tensor into = leaf_grad_to_add_into(0); into.defined() && into.shape() == x_shape &&
+    if (const Tensor into = grad_to_add_into(0); into.defined() && into.shape() == x_shape &&
                                                        into.dtype() == dout.dtype()) {
       dispatch_floating(dout.dtype(), op, [&]<typename T>() {
         scatter_rows_add_grouped(into.data<T>(), dout_c.data<T>(), idx.data<std::int64_t>(), g, idx.numel());

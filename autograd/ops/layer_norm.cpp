@@ -105,17 +105,19 @@ inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_pa
   return {sum_dxhat, sum_dxhat_xhat};
 }
 
-// Gradient outputs first; dx, dweight, dbias may be nullptr when not needed. dweight and
+// Gradient outputs first; dx, dweight, dbias may be nullptr when not needed; with add_to_dx
+// the gradient is added into dx instead of written over it. dweight and
 // dbias are sums over rows: each thread sums its own rows into a private buffer, and the
 // buffers are added in thread order afterwards (no race, and the same result on every run).
 // The buffers start on cache lines of their own (ThreadScratch).
 template <typename T>
-void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
+void layer_norm_backward(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
                          const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
   const bool parallel = rows * C > kParallelGrain;
   const int threads = parallel ? omp_get_max_threads() : 1;
   const bool need_params = dweight || dbias;
   detail::ThreadScratch<double> partial(need_params ? 2 * C : 0);  // zeros: dweight's share, then dbias's
+  detail::ThreadScratch<T> dx_row(add_to_dx ? C : 0);             // a row of dx, before it is added
 #pragma omp parallel num_threads(threads) if (parallel)
   {
     double* dweight_part = need_params ? partial.mine() : nullptr;
@@ -134,10 +136,19 @@ void layer_norm_backward(T* dx, T* dweight, T* dbias, const T* dout, const T* x,
       const T mean_dxhat = mean ? static_cast<T>(sum_dxhat / static_cast<double>(C)) : T(0);
       const T mean_dxhat_xhat = static_cast<T>(sum_dxhat_xhat / static_cast<double>(C));
       T* dxr = dx + r * C;
-      for (std::int64_t c = 0; c < C; ++c) {
+      const auto dx_at = [&](std::int64_t c) {
         const T xhat = (xr[c] - row_mean) * row_rstd;
         const T dxhat = dr[c] * (weight ? weight[c] : T(1));
-        dxr[c] = row_rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+        return row_rstd * (dxhat - mean_dxhat - xhat * mean_dxhat_xhat);
+      };
+      if (add_to_dx) {  // dx holds the gradient that arrived before (grad_to_add_into)
+        // Two loops: in one, GCC fuses the last product into the add (an FMA, C++ allows it),
+        // and the sum would no longer be the engine's own add, bit for bit.
+        T* row = dx_row.mine();
+        for (std::int64_t c = 0; c < C; ++c) row[c] = dx_at(c);
+        for (std::int64_t c = 0; c < C; ++c) dxr[c] += row[c];
+      } else {
+        for (std::int64_t c = 0; c < C; ++c) dxr[c] = dx_at(c);
       }
     }
   }
@@ -220,17 +231,21 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
            const Tensor xc = x.contiguous();
            const Tensor wc = weight.defined() ? weight.contiguous() : Tensor();
            const Tensor d = dout.contiguous();
-           Tensor dx = need_x ? Tensor::empty(xc.shape(), xc.dtype()) : Tensor();
+           // x's gradient added into the one that arrived before it, where the engine offers
+           // that (the residual stream's, in a pre-LN block: grad_to_add_into, node.hpp)
+           const Tensor arrived = need_x ? grad_to_add_into(0) : Tensor();
+           const bool add_to_dx = arrived.defined() && arrived.shape() == xc.shape() && arrived.dtype() == xc.dtype();
+           Tensor dx = add_to_dx ? arrived : need_x ? Tensor::empty(xc.shape(), xc.dtype()) : Tensor();
            Tensor dweight = need_weight ? Tensor::empty(normalized_shape, xc.dtype()) : Tensor();
            Tensor dbias = need_bias ? Tensor::empty(normalized_shape, xc.dtype()) : Tensor();
            dispatch_floating(xc.dtype(), op, [&]<typename T>() {
              T* no_grad = nullptr;
-             layer_norm_backward(need_x ? dx.data<T>() : no_grad,
+             layer_norm_backward(need_x ? dx.data<T>() : no_grad, add_to_dx,
                                  need_weight ? dweight.data<T>() : no_grad,
                                  need_bias ? dbias.data<T>() : no_grad, d.data<T>(), xc.data<T>(),
                                  data_or_null<T>(wc), data_or_null<T>(mean), rstd.data<T>(), rows, C);
            });
-           return {dx, dweight, dbias};
+           return {add_to_dx ? Tensor() : dx, dweight, dbias};  // undefined: added in already
          }, DoubleBackward::supported);
   // The op that keeps `out` for its backward (the next linear) may keep this recipe instead:
   // `out` again from x and the statistics, which this node keeps anyway (saved_tensor.hpp).

@@ -1,5 +1,5 @@
 // test_grad_add_into.cpp — a backward that adds its gradient straight into a leaf's .grad()
-// (leaf_grad_to_add_into): an embedding tied with the LM head adds its token rows into the
+// (grad_to_add_into): an embedding tied with the LM head adds its token rows into the
 // table's gradient that the head's backward already made, instead of a dense table of zeros
 // and rows added afterwards. The gradients are bit for bit those of the dense way, the dense
 // table is never made, and the engine offers the leaf only where the dense way would have
@@ -140,6 +140,6 @@ TEST_CASE("the engine offers a leaf's gradient only where it would add into it i
   }
 }
 
-TEST_CASE("leaf_grad_to_add_into outside a backward function is undefined", "[grad_add_into]") {
-  CHECK_FALSE(leaf_grad_to_add_into(0).defined());
+TEST_CASE("grad_to_add_into outside a backward function is undefined", "[grad_add_into]") {
+  CHECK_FALSE(grad_to_add_into(0).defined());
 }
