@@ -114,8 +114,6 @@ struct EnclosingPass {
 };
 thread_local const EnclosingPass* enclosing_pass = nullptr;
 
-// The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
-// capture's gradients when capture is given.
 // The sum of the gradients that `node`'s output has received so far, for a backward function
 // to add its own into (fan-out, as a residual stream's LayerNorm input has: the add's gradient
 // arrived first). Only where nothing else holds that tensor or its memory: the engine's map
@@ -130,6 +128,8 @@ Tensor pending_sum_to_add_into(const std::unordered_map<Node*, Tensor>& grads, N
   return sum;
 }
 
+// The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
+// capture's gradients when capture is given.
 void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph, Capture* capture) {
   GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
   const bool recomputation = capture && capture->fill_other_leaves;

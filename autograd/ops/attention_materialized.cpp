@@ -69,9 +69,8 @@ void for_each_key_block(const AttentionDims& d, const AttentionConfig& cfg, F f)
 // the next one before its own product: they arrive while it runs. (The first block's rows are
 // asked for when the pair starts.)
 template <typename T>
-void prefetch_next_block(const T* m, std::int64_t ld, std::int64_t next, std::int64_t Tq, std::int64_t cols,
-                         const AttentionDims& d) {
-  if (staged(d)) prefetch_rows(m, ld, next, std::min(next + kQueryBlock, Tq), cols);
+void prefetch_next_block(const T* m, std::int64_t ld, std::int64_t next, std::int64_t cols, const AttentionDims& d) {
+  if (staged(d)) prefetch_rows(m, ld, next, std::min(next + kQueryBlock, d.Tq), cols);
 }
 
 // S (Tq, Tk) = q (Tq, D) · kᵀ (D, Tk) · scale, then -inf where a padded key is hidden from
@@ -82,7 +81,7 @@ template <typename T>
 void attention_scores(T* S, const T* q, std::int64_t ldq, const HeadTransposed<T>& k, const AttentionDims& d,
                       const AttentionConfig& cfg, std::int64_t b) {
   for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-    prefetch_next_block(q, ldq, i1, d.Tq, d.D, d);
+    prefetch_next_block(q, ldq, i1, d.D, d);
     gemm_by_transposed<T>(i1 - i0, key_end, d.D, static_cast<T>(cfg.scale), q + i0 * ldq, ldq, k, 0,
                           S + i0 * d.Tk, d.Tk);
   });
@@ -132,7 +131,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
 #pragma omp for schedule(static)
     for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
       const std::int64_t b = pair / d.H, h = pair % d.H, kv = b * d.Hkv + h / d.group();
-      prefetch_next_block(q + lq.offset(b, h), lq.ld, 0, d.Tq, d.D, d);
+      prefetch_next_block(q + lq.offset(b, h), lq.ld, 0, d.D, d);
       if (kv != staged_kv) {
         kt = transposed_of(keys_t.mine(), k + lk.offset(b, h), lk.ld, d.Tk, d.D, d.Tk, stage);
         vr = rows_of(values.mine(), v + lv.offset(b, h), lv.ld, d.Tk, d.Dv, stage);
@@ -222,8 +221,8 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         const bool accumulate = g > 0;  // into the group's dK and dV
         const T* qp = q + lq.offset(b, h);
         const T* dop = dout + lo.offset(b, h);
-        prefetch_next_block(qp, lq.ld, 0, d.Tq, d.D, d);
-        prefetch_next_block(dop, lo.ld, 0, d.Tq, d.Dv, d);
+        prefetch_next_block(qp, lq.ld, 0, d.D, d);
+        prefetch_next_block(dop, lo.ld, 0, d.Dv, d);
         // Recompute P = exp(S − lse) (save memory at the cost of compute); a fully masked row
         // (lse = -inf) stays 0 and so gets no gradient.
         attention_scores(P, qp, lq.ld, kt, d, cfg, b);
@@ -254,7 +253,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         if (!need_ds) continue;
         // dPd (Tq, Tk) = dO (Tq, Dv) · vᵀ (Dv, Tk)
         for_each_query_block(d, cfg, [&](std::int64_t i0, std::int64_t i1, std::int64_t key_end) {
-          prefetch_next_block(dop, lo.ld, i1, d.Tq, d.Dv, d);
+          prefetch_next_block(dop, lo.ld, i1, d.Dv, d);
           gemm_by_transposed<T>(i1 - i0, key_end, d.Dv, T(1), dop + i0 * lo.ld, lo.ld, vt, 0, dP + i0 * d.Tk, d.Tk);
         });
         if (cfg.seeds)  // dP = dPd ⊙ M
