@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "small_gemm.hpp"
+#include "transpose.hpp"
 
 namespace tapegrad::detail {
 

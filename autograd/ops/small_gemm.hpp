@@ -24,7 +24,6 @@
 
 #include "../streaming.hpp"
 #include "gemm_or_zero.hpp"
-#include "transpose.hpp"
 
 namespace tapegrad::detail {
 
