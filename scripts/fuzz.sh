@@ -53,7 +53,7 @@ mkdir -p "$build/include" "$build/obj"
 # before the first allocation: harmless, fixed upstream after 1.1.0, not flagged by GCC's
 # UBSan, but clang's UBSan reports it on every JSON file. Ignore it there only.
 printf '[undefined]\nsrc:*/rapidjson/*\n' > "$build/ubsan_ignorelist.txt"
-flags=(-std=c++20 -g -O1 -Wno-unknown-pragmas -fno-omit-frame-pointer
+flags=(-std=c++20 -gline-tables-only -O1 -Wno-unknown-pragmas -fno-omit-frame-pointer
        -fsanitize=address -fsanitize=undefined -fno-sanitize-recover=undefined
        "-fsanitize-ignorelist=$(cd "$build" && pwd)/ubsan_ignorelist.txt")
 
