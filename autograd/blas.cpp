@@ -11,6 +11,7 @@
 #endif
 
 #include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -290,7 +291,8 @@ int thread_count_from_env() {
   if (!env || !*env) return 0;
   char* end = nullptr;
   const long n = std::strtol(env, &end, 10);
-  if (*end != '\0' || n < 0 || n > 4096 || env[0] == ' ' || env[0] == '+') {
+  // A digit first: strtol itself skips leading white space (" 4", "\t4") and takes a sign.
+  if (*end != '\0' || n > 4096 || !std::isdigit(static_cast<unsigned char>(env[0]))) {
     std::fprintf(stderr, "tapegrad: TAPEGRAD_NUM_THREADS=\"%s\" is not a thread count (a whole number from 1 to "
                          "4096, or 0 for the default); ignored, OpenMP's default applies\n", env);
     return 0;
