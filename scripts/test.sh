@@ -54,8 +54,8 @@ if [[ $fast -eq 0 ]]; then
   export ASAN_OPTIONS=detect_leaks=1:halt_on_error=1:abort_on_error=0:strict_init_order=1
   export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
   # -g1: line tables only, which is all a sanitizer's report needs for its stack traces; with
-  # full -g (types and variables) this stage's compiles took 15-40% longer (a checkpoint
-  # loader: 14.1 -> 8.2 s).
+  # full -g (types and variables) library files compiled 15-70% longer (a checkpoint
+  # loader: 14.1 -> 8.2 s), test files up to 40%.
   stage sanitizers "$build-asan" -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG=-g1 -DTAPEGRAD_SANITIZE=ON \
     -DTAPEGRAD_WERROR=ON -DTAPEGRAD_BUILD_TESTS=ON -DTAPEGRAD_BUILD_BENCH=OFF -DTAPEGRAD_WITH_MPI=ON || failed+=(sanitizers)
   unset ASAN_OPTIONS UBSAN_OPTIONS
