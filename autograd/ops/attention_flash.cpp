@@ -100,7 +100,7 @@ void flash_attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q,
   const T scale = static_cast<T>(cfg.scale);
   // kᵀ in key tiles and v, staged once per kv head and thread (attention_staging.hpp)
   const bool stage = staged(d);
-  ThreadScratch<T> keys_t(stage ? transposed_size(d.Tk, d.D, t.Bk) : 0), values(stage ? d.Tk * d.Dv : 0);
+  ThreadScratch<T> keys_t(stage ? transposed_size<T>(d.Tk, d.D, t.Bk) : 0), values(stage ? d.Tk * d.Dv : 0);
   // Inside this region OpenBLAS runs each gemm on the calling thread.
 #pragma omp parallel if (parallel)
   {
@@ -219,8 +219,8 @@ void flash_attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLay
   // The staged operands (attention_staging.hpp): kᵀ and vᵀ in key tiles and k once per kv
   // head, q and dO once per query head.
   const bool stage = staged(d);
-  ThreadScratch<T> keys_t(stage ? transposed_size(d.Tk, d.D, t.Bk) : 0),
-      values_t(stage && need_ds ? transposed_size(d.Tk, d.Dv, t.Bk) : 0),
+  ThreadScratch<T> keys_t(stage ? transposed_size<T>(d.Tk, d.D, t.Bk) : 0),
+      values_t(stage && need_ds ? transposed_size<T>(d.Tk, d.Dv, t.Bk) : 0),
       keys(stage && dq ? d.Tk * d.D : 0), queries(stage && dk ? d.Tq * d.D : 0),
       out_grads(stage && dv ? d.Tq * d.Dv : 0);
 #pragma omp parallel if (parallel && d.kv_pairs() > 1)

@@ -116,7 +116,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
   const bool stage = staged(d);
   const T keep_scale = static_cast<T>(1.0 / (1.0 - cfg.dropout_p));
   ThreadScratch<T> scores(n);  // one pair's P per thread, reused for all its pairs
-  ThreadScratch<T> keys_t(stage ? d.D * d.Tk : 0), values(stage ? d.Tk * d.Dv : 0);  // kᵀ and v, staged
+  ThreadScratch<T> keys_t(stage ? transposed_size<T>(d.Tk, d.D, d.Tk) : 0), values(stage ? d.Tk * d.Dv : 0);  // kᵀ and v, staged
   ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
   // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
 #pragma omp parallel if (parallel)
@@ -199,7 +199,8 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
   const bool stage = staged(d);
   ThreadScratch<T> scores(n), score_grads(need_ds ? n : 0), dropped(cfg.seeds && dv ? n : 0);
   // The staged operands (attention_staging.hpp): kᵀ for S, vᵀ for dPd, k for dQ, q for dK, dO for dV.
-  ThreadScratch<T> keys_t(stage ? d.D * d.Tk : 0), values_t(stage && need_ds ? d.Dv * d.Tk : 0),
+  ThreadScratch<T> keys_t(stage ? transposed_size<T>(d.Tk, d.D, d.Tk) : 0),
+      values_t(stage && need_ds ? transposed_size<T>(d.Tk, d.Dv, d.Tk) : 0),
       keys(stage && dq ? d.Tk * d.D : 0), queries(stage && dk ? d.Tq * d.D : 0),
       out_grads(stage && dv ? d.Tq * d.Dv : 0);
   ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
