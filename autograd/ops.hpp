@@ -179,7 +179,10 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 enum class AttentionKernel { automatic, materialized, flash };
 // automatic picks flash from Tq·Tk = 384·384 scores per pair on: measured faster from there
 // (T = 384: 0.9× the materialized time, forward + backward; T = 2048: 0.63×), slower below
-// (causal T = 256: 1.09×). See the figures in ops/attention_flash.cpp.
+// (causal T = 256: 1.09×). See the figures in ops/attention_flash.cpp. Machine-dependent: on a
+// Zen 5 EPYC, once the staged kᵀ rows were padded (attention_staging.hpp), the materialized
+// kernel ran causal attention faster up to T ≈ 1024 (bench/README.md); force it with
+// `kernel = AttentionKernel::materialized` where its Tq·Tk scratch per thread is affordable.
 inline constexpr std::int64_t kFlashAttentionMinScores = 384 * 384;
 
 struct AttentionOptions {
