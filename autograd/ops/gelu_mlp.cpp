@@ -13,14 +13,15 @@
 //   forward:   u = x·W1ᵀ + b1          (N, hidden)  kept
 //              h = gelu(u)             (N, hidden)  freed after the next line
 //              y = h·W2ᵀ + b2          (N, out)
-//   backward:  dh = dy·W2              h = gelu(u) and du = dh ⊙ gelu'(u) in one pass
+//   backward:  dh = dy·W2              h = gelu(u), du = dh ⊙ gelu'(u) and db1 in one pass
 //                                      (h over u, unless the graph is retained)
 //              dW2 = dyᵀ·h,  db2 = Σ_rows dy
-//              dW1 = duᵀ·x,  db1 = Σ_rows du,  dx = du·W1
+//              dW1 = duᵀ·x,  dx = du·W1,  db1 = Σ_rows du (made by the pass above)
 // The products, forward and backward, are linear()'s own kernels (linear_kernels.hpp), and
 // every elementwise formula is gelu()'s (gelu.hpp), in the same order, so the results are
 // bitwise those of the composed ops (tested). A recorded backward pass (create_graph)
 // backpropagates through the composed ops instead (recompute.hpp).
+#include <algorithm>
 #include <tuple>
 
 #include "../blas.hpp"
@@ -80,31 +81,74 @@ void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
   }
 }
 
-// The backward's elementwise pass: h = gelu(u) when WriteH, and dh ⊙= gelu'(u) in place
-// (making it du) when WriteDu. The tanh form computes tanh u once for both. One loop per case,
-// with no branch inside: a loop body with a conditional store is not vectorized, and the
-// vectorized exp behind tanh is what makes this pass cheap. h may be u itself (h written over
-// u): each element reads u before it writes h. In blocks that prefetch (streaming.hpp): u was
-// written by the forward and comes from main memory, and the pass ran 2.5x faster so in M's step.
+// The backward's elementwise formulas over [begin, end): h = gelu(u) when WriteH, and
+// dh ⊙= gelu'(u) in place (making it du) when WriteDu; with SumDu, also col_sum[i − row_start]
+// += du[i], the bias gradient's running column sums (row_start: the index of the row's first
+// element). The tanh form computes tanh u once for both. No branch inside the loops: a loop
+// body with a conditional store is not vectorized, and the vectorized exp behind tanh is what
+// makes this pass cheap. h may be u itself (h written over u): each element reads u before it
+// writes h.
+template <bool WriteH, bool WriteDu, bool SumDu, typename T>
+inline void gelu_backward_elements(T* h, T* __restrict dh, const T* u, T* __restrict col_sum, std::int64_t row_start,
+                                   std::int64_t begin, std::int64_t end, bool tanh_form) {
+  if (tanh_form) {
+#pragma omp simd
+    for (std::int64_t i = begin; i < end; ++i) {
+      const T x = u[i], t = gelu_math::tanh_of(x);
+      if constexpr (WriteH) h[i] = gelu_math::tanh_form_given(x, t);
+      if constexpr (WriteDu) {
+        const T du = dh[i] * gelu_math::tanh_form_slope_given(x, t);
+        dh[i] = du;
+        if constexpr (SumDu) col_sum[i - row_start] += du;
+      }
+    }
+  } else {
+#pragma omp simd
+    for (std::int64_t i = begin; i < end; ++i) {
+      const T x = u[i];
+      if constexpr (WriteH) h[i] = gelu_math::exact(x);
+      if constexpr (WriteDu) {
+        const T du = dh[i] * gelu_math::exact_slope(x);
+        dh[i] = du;
+        if constexpr (SumDu) col_sum[i - row_start] += du;
+      }
+    }
+  }
+}
+
+// The backward's elementwise pass over n elements, when b1 needs no gradient. In blocks that
+// prefetch (streaming.hpp): u was written by the forward and comes from main memory, and the
+// pass ran 2.5x faster so in M's step.
 template <bool WriteH, bool WriteDu, typename T>
 void gelu_backward_pass(T* h, T* __restrict dh, const T* u, std::int64_t n, bool tanh_form) {
   for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
-    if (tanh_form) {
-#pragma omp simd
-      for (std::int64_t i = begin; i < end; ++i) {
-        const T x = u[i], t = gelu_math::tanh_of(x);
-        if constexpr (WriteH) h[i] = gelu_math::tanh_form_given(x, t);
-        if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::tanh_form_slope_given(x, t);
-      }
-    } else {
-#pragma omp simd
-      for (std::int64_t i = begin; i < end; ++i) {
-        const T x = u[i];
-        if constexpr (WriteH) h[i] = gelu_math::exact(x);
-        if constexpr (WriteDu) dh[i] = dh[i] * gelu_math::exact_slope(x);
-      }
-    }
+    gelu_backward_elements<WriteH, WriteDu, false>(h, dh, u, static_cast<T*>(nullptr), 0, begin, end, tanh_form);
   }, u, WriteH ? h : u, WriteDu ? dh : u);
+}
+
+// The same pass, on this thread, that also makes b1's gradient db1 = Σ_rows du while du is in
+// registers: a separate sum reads the whole (rows, cols) du again, from memory in M (16 MB a
+// layer). The sum's bits are sum(du, {0})'s: every column adds its rows in order, from 0, in
+// T. Row by row, each block prefetching the same block `ahead` rows down (about kPrefetchAhead
+// elements ahead, as streaming.hpp's blocks do).
+template <bool WriteH, typename T>
+void gelu_backward_pass_summing(T* h, T* __restrict dh, const T* u, T* __restrict db, std::int64_t rows,
+                                std::int64_t cols, bool tanh_form) {
+  std::fill(db, db + cols, T(0));
+  if (cols == 0) return;
+  const std::int64_t ahead = (kPrefetchAhead + cols - 1) / cols;  // rows
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t row_start = r * cols, next = (r + ahead) * cols;
+    for (std::int64_t b = 0; b < cols; b += kStreamBlock) {
+      const std::int64_t e = std::min(cols, b + kStreamBlock);
+      if (r + ahead < rows) {
+        prefetch_elements(u, next + b, next + e);
+        prefetch_elements(dh, next + b, next + e);
+        if (WriteH && h != u) prefetch_elements(h, next + b, next + e);
+      }
+      gelu_backward_elements<WriteH, true, true>(h, dh, u, db, row_start, row_start + b, row_start + e, tanh_form);
+    }
+  }
 }
 
 }  // namespace
@@ -144,6 +188,7 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
                  {x, w1, b1, w2, b2}, dout);
            const Tensor dy = dout.contiguous();
            const bool need_du = need_x || need_w1 || need_b1;
+           const bool sum_in_pass = need_b1 && (get_num_threads() == 1 || N * s.hidden <= kParallelGrain);
            Tensor dx, dw1, db1, dw2, db2;
            // dh, then du in place; zero-filled only when the gemm below is skipped
            Tensor du = need_du ? Tensor::empty({N, s.hidden}, dy.dtype(), s.out == 0 || N == 0) : Tensor();
@@ -158,7 +203,19 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
                linear_grad_input(du.data<T>(), dy.data<T>(), w2c.data<T>(), N, s.hidden, s.out);
              }
              const std::int64_t n = N * s.hidden;
-             if (need_w2 && need_du) gelu_backward_pass<true, true>(h.data<T>(), du.data<T>(), u.data<T>(), n, tanh_form);
+             // On one thread the pass sums db1 too. On two, the order that sum(du, {0}) keeps (each
+             // column down its rows) splits every row between the threads, and the pass ran slower
+             // so at S's size (0.23 against 0.20-0.21 ms a layer) and no faster at M's (3.3-3.4 ms
+             // both): there du is summed after the products, as before.
+             if (sum_in_pass) {  // need_du too
+               db1 = Tensor::empty({s.hidden}, dy.dtype());
+               if (need_w2)
+                 gelu_backward_pass_summing<true>(h.data<T>(), du.data<T>(), u.data<T>(), db1.data<T>(), N, s.hidden,
+                                                  tanh_form);
+               else
+                 gelu_backward_pass_summing<false>(static_cast<T*>(nullptr), du.data<T>(), u.data<T>(), db1.data<T>(),
+                                                   N, s.hidden, tanh_form);
+             } else if (need_w2 && need_du) gelu_backward_pass<true, true>(h.data<T>(), du.data<T>(), u.data<T>(), n, tanh_form);
              else if (need_w2) gelu_backward_pass<true, false>(h.data<T>(), static_cast<T*>(nullptr), u.data<T>(), n, tanh_form);
              else if (need_du) gelu_backward_pass<false, true>(static_cast<T*>(nullptr), du.data<T>(), u.data<T>(), n, tanh_form);
              if (need_w2) {  // dW2 (out, hidden) = dyᵀ (out, N) · h (N, hidden)
@@ -177,7 +234,7 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
              }
            });
            if (need_b2) db2 = sum(dy.reshape({N, s.out}), {0});
-           if (need_b1) db1 = sum(du, {0});
+           if (need_b1 && !sum_in_pass) db1 = sum(du, {0});
            return {dx, dw1, db1, dw2, db2};
          }, DoubleBackward::supported);
   return y;
