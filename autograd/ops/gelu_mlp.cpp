@@ -204,9 +204,9 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
              }
              const std::int64_t n = N * s.hidden;
              // On one thread the pass sums db1 too. On two, the order that sum(du, {0}) keeps (each
-             // column down its rows) splits every row between the threads, and the pass ran slower
-             // so at S's size (0.23 against 0.20-0.21 ms a layer) and no faster at M's (3.3-3.4 ms
-             // both): there du is summed after the products, as before.
+             // column down its rows) splits every row between the threads, and the pass that sums
+             // gained nothing from the second one: at M's size 2.3-2.5 ms against 2.0-2.1 for the
+             // pass and the sum after it, at S's 0.17-0.20 against 0.13-0.14 (bench/README.md).
              if (sum_in_pass) {  // need_du too
                db1 = Tensor::empty({s.hidden}, dy.dtype());
                if (need_w2)
