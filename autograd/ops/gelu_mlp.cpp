@@ -129,26 +129,19 @@ void gelu_backward_pass(T* h, T* __restrict dh, const T* u, std::int64_t n, bool
 // The same pass, on this thread, that also makes b1's gradient db1 = Σ_rows du while du is in
 // registers: a separate sum reads the whole (rows, cols) du again, from memory in M (16 MB a
 // layer). The sum's bits are sum(du, {0})'s: every column adds its rows in order, from 0, in
-// T. Row by row, each block prefetching the same block `ahead` rows down (about kPrefetchAhead
-// elements ahead, as streaming.hpp's blocks do).
+// T. So the blocks (streaming.hpp's, prefetching as the pass above) go in order on this thread,
+// each cut where a row ends.
 template <bool WriteH, typename T>
 void gelu_backward_pass_summing(T* h, T* __restrict dh, const T* u, T* __restrict db, std::int64_t rows,
                                 std::int64_t cols, bool tanh_form) {
   std::fill(db, db + cols, T(0));
-  if (cols == 0) return;
-  const std::int64_t ahead = (kPrefetchAhead + cols - 1) / cols;  // rows
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t row_start = r * cols, next = (r + ahead) * cols;
-    for (std::int64_t b = 0; b < cols; b += kStreamBlock) {
-      const std::int64_t e = std::min(cols, b + kStreamBlock);
-      if (r + ahead < rows) {
-        prefetch_elements(u, next + b, next + e);
-        prefetch_elements(dh, next + b, next + e);
-        if (WriteH && h != u) prefetch_elements(h, next + b, next + e);
-      }
-      gelu_backward_elements<WriteH, true, true>(h, dh, u, db, row_start, row_start + b, row_start + e, tanh_form);
+  blocks_of(0, rows * cols, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t b = begin; b < end;) {
+      const std::int64_t row_start = b / cols * cols, e = std::min(end, row_start + cols);
+      gelu_backward_elements<WriteH, true, true>(h, dh, u, db, row_start, b, e, tanh_form);
+      b = e;
     }
-  }
+  }, u, WriteH ? h : u, dh);
 }
 
 }  // namespace
