@@ -116,9 +116,9 @@ inline void gelu_backward_elements(T* h, T* __restrict dh, const T* u, T* __rest
   }
 }
 
-// The backward's elementwise pass over n elements, when b1 needs no gradient. In blocks that
-// prefetch (streaming.hpp): u was written by the forward and comes from main memory, and the
-// pass ran 2.5x faster so in M's step.
+// The backward's elementwise pass over n elements, on all threads (b1's gradient, if needed, is
+// summed after it). In blocks that prefetch (streaming.hpp): u was written by the forward and
+// comes from main memory, and the pass ran 2.5x faster so in M's step.
 template <bool WriteH, bool WriteDu, typename T>
 void gelu_backward_pass(T* h, T* __restrict dh, const T* u, std::int64_t n, bool tanh_form) {
   for_each_block(n, [&](std::int64_t begin, std::int64_t end) {
@@ -197,9 +197,9 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
              }
              const std::int64_t n = N * s.hidden;
              // On one thread the pass sums db1 too. On two, the order that sum(du, {0}) keeps (each
-             // column down its rows) splits every row between the threads, and the pass that sums
-             // gained nothing from the second one: at M's size 2.3-2.5 ms against 2.0-2.1 for the
-             // pass and the sum after it, at S's 0.17-0.20 against 0.13-0.14 (bench/README.md).
+             // column down its rows) would split every row between the threads, and a pass that
+             // summed so ran slower than the pass and the sum after it: at M's size 2.3-2.5 ms
+             // against 2.0-2.1, at S's 0.17-0.20 against 0.13-0.14 (bench/README.md).
              if (sum_in_pass) {  // need_du too
                db1 = Tensor::empty({s.hidden}, dy.dtype());
                if (need_w2)
