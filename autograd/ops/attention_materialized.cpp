@@ -95,6 +95,67 @@ void attention_scores(T* S, const T* q, std::int64_t ldq, const HeadTransposed<T
   }
 }
 
+// P = softmax(S) over each row's visible keys, in place, and each row's log-sum-exp (lse: Tq
+// numbers) for the backward, which recomputes P = exp(S − lse) from it (save memory at the cost
+// of compute: one number per row, not Tk).
+//
+// The rows go through each step kSoftmaxRowGroup at a time: the maxima and exps of a group, then
+// its sums, then its scaling. Why: a row's sum is in double, and GCC's reduction ends by adding
+// its 16 lanes one after another, a chain of dependent adds (20-30 ns of a row's 70-100); row by
+// row, every later step waited on it. Over a group the chains of its rows overlap. Each row
+// computes exactly what it did row by row, in the same order: the same bits. One pair's softmax
+// (causal), measured alone: T = 64 4.7 -> 3.1 µs, T = 256 27.5 -> 22.8 µs (groups of 8 and 16
+// alike, of 4 less); in S's step attention's forward went from 1.05 to 0.87 ms.
+constexpr std::int64_t kSoftmaxRowGroup = 16;
+
+template <typename T>
+void softmax_rows(T* P, T* lse, const AttentionDims& d, const AttentionConfig& cfg) {
+  for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kSoftmaxRowGroup) {
+    const std::int64_t i1 = std::min(i0 + kSoftmaxRowGroup, d.Tq);
+    T row_max[kSoftmaxRowGroup];
+    double row_sum[kSoftmaxRowGroup];
+    for (std::int64_t i = i0; i < i1; ++i) {
+      T* row = P + i * d.Tk;
+      const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
+      // The keys past `end` up to `padded` as -inf: they change no maximum (a max does not
+      // depend on the order either), and their exp below is 0.
+      std::fill(row + end, row + padded, T(-INFINITY));
+      T m = -INFINITY;
+      // Written as a comparison, not std::max(m, x) (the same result): GCC vectorizes this form
+      // of the max reduction and leaves the std::max form scalar.
+#pragma omp simd reduction(max : m)
+      for (std::int64_t j = 0; j < padded; ++j) m = row[j] > m ? row[j] : m;
+      row_max[i - i0] = m;
+      if (m == -INFINITY) continue;  // every key masked: the last step writes P = 0
+#pragma omp simd
+      for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - m);  // masked: exp(-inf) = 0
+    }
+    for (std::int64_t i = i0; i < i1; ++i) {
+      if (row_max[i - i0] == -INFINITY) continue;
+      const T* row = P + i * d.Tk;
+      const std::int64_t end = visible_end(i, d, cfg);
+      double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
+#pragma omp simd reduction(+ : sum)
+      for (std::int64_t j = 0; j < end; ++j) sum += row[j];
+      row_sum[i - i0] = sum;
+    }
+    for (std::int64_t i = i0; i < i1; ++i) {
+      T* row = P + i * d.Tk;
+      if (row_max[i - i0] == -INFINITY) {  // every key masked: P = 0, so the output row is 0
+        std::fill(row, row + d.Tk, T(0));
+        lse[i] = -INFINITY;
+        continue;
+      }
+      const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
+      const T inv_sum = static_cast<T>(1.0 / row_sum[i - i0]);
+#pragma omp simd
+      for (std::int64_t j = 0; j < padded; ++j) row[j] *= inv_sum;
+      std::fill(row + end, row + d.Tk, T(0));
+      lse[i] = row_max[i - i0] + static_cast<T>(std::log(row_sum[i - i0]));
+    }
+  }
+}
+
 }  // namespace
 
 // keep[i] = 1 with probability 1 - p, drawn in row-major order from a generator seeded for
@@ -138,35 +199,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
         staged_kv = kv;
       }
       attention_scores(P, q + lq.offset(b, h), lq.ld, kt, d, cfg, b);
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        T* row = P + i * d.Tk;
-        const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
-        // The keys past `end` up to `padded` as -inf: they change no maximum (a max does not
-        // depend on the order either), and their exp below is 0.
-        std::fill(row + end, row + padded, T(-INFINITY));
-        T row_max = -INFINITY;
-        // Written as a comparison, not std::max(row_max, x) (the same result): GCC vectorizes
-        // this form of the max reduction and leaves the std::max form scalar.
-#pragma omp simd reduction(max : row_max)
-        for (std::int64_t j = 0; j < padded; ++j) row_max = row[j] > row_max ? row[j] : row_max;
-        if (row_max == -INFINITY) {  // every key masked: P = 0, so the output row is 0
-          std::fill(row, row + d.Tk, T(0));
-          lse[pair * d.Tq + i] = -INFINITY;
-          continue;
-        }
-#pragma omp simd
-        for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - row_max);  // masked: exp(-inf) = 0
-        double sum = 0;  // in double, as softmax.cpp, in a fixed vector order
-#pragma omp simd reduction(+ : sum)
-        for (std::int64_t j = 0; j < end; ++j) sum += row[j];
-        const T inv_sum = static_cast<T>(1.0 / sum);
-#pragma omp simd
-        for (std::int64_t j = 0; j < padded; ++j) row[j] *= inv_sum;
-        std::fill(row + end, row + d.Tk, T(0));
-        // Save one number per row, not P (Tk per row): the backward recomputes
-        // P = exp(S − lse) from it (save memory at the cost of compute).
-        lse[pair * d.Tq + i] = row_max + static_cast<T>(std::log(sum));
-      }
+      softmax_rows(P, lse + pair * d.Tq, d, cfg);
       if (cfg.seeds) {  // Pd = P ⊙ M
         draw_keep(keep, n, cfg.dropout_p, cfg.seeds[pair]);
         for (std::int64_t i = 0; i < n; ++i) P[i] = keep[i] ? P[i] * keep_scale : T(0);
