@@ -99,13 +99,15 @@ void attention_scores(T* S, const T* q, std::int64_t ldq, const HeadTransposed<T
 // numbers) for the backward, which recomputes P = exp(S − lse) from it (save memory at the cost
 // of compute: one number per row, not Tk).
 //
-// The rows go through each step kSoftmaxRowGroup at a time: the maxima and exps of a group, then
-// its sums, then its scaling. Why: a row's sum is in double, and GCC's reduction ends by adding
-// its 16 lanes one after another, a chain of dependent adds (20-30 ns of a row's 70-100); row by
-// row, every later step waited on it. Over a group the chains of its rows overlap. Each row
+// The rows go through each step kSoftmaxRowGroup at a time: the maxima of a group, then its exps,
+// its sums, its scaling. Why: a row's max and sum are reductions that end in a chain of
+// dependent operations (the sum is in double, and GCC's reduction adds its 16 lanes one after
+// another: 20-30 ns of a row's 70-100), and each step needs the one before; row by row, every
+// step waited on the chain before it. Over a group the chains of its rows overlap. Each row
 // computes exactly what it did row by row, in the same order: the same bits. One pair's softmax
-// (causal), measured alone: T = 64 4.7 -> 3.1 µs, T = 256 27.5 -> 22.8 µs (groups of 8 and 16
-// alike, of 4 less); in S's step attention's forward went from 1.05 to 0.87 ms.
+// (causal, one thread), measured alone: T = 64 4.7 -> 2.7 µs, T = 256 29 -> 22 µs. (Groups of 8,
+// 16 and 32 ran alike, of 4 slower; the max and exp in one step: 3.2 and 23.7 µs; the divisions
+// and logs in a step of their own gained nothing.)
 constexpr std::int64_t kSoftmaxRowGroup = 16;
 
 template <typename T>
@@ -126,7 +128,12 @@ void softmax_rows(T* P, T* lse, const AttentionDims& d, const AttentionConfig& c
 #pragma omp simd reduction(max : m)
       for (std::int64_t j = 0; j < padded; ++j) m = row[j] > m ? row[j] : m;
       row_max[i - i0] = m;
+    }
+    for (std::int64_t i = i0; i < i1; ++i) {
+      const T m = row_max[i - i0];
       if (m == -INFINITY) continue;  // every key masked: the last step writes P = 0
+      T* row = P + i * d.Tk;
+      const std::int64_t padded = vector_end<T>(visible_end(i, d, cfg), d.Tk);
 #pragma omp simd
       for (std::int64_t j = 0; j < padded; ++j) row[j] = vec::exp(row[j] - m);  // masked: exp(-inf) = 0
     }
