@@ -225,6 +225,33 @@ TEST_CASE("a query row whose keys are all masked outputs zeros and gets no gradi
   }
 }
 
+TEST_CASE("rows with no visible key beside rows with some, across the softmax's row groups", "[attention]") {
+  // The materialized forward takes score rows 16 at a time through each step (softmax_rows):
+  // T = 37 makes groups of 16, 16 and 5. Batch 0 pads keys 0..20, so under the causal mask its
+  // queries 0..20 see no key: a whole group, then part of the next beside rows that see keys.
+  const std::int64_t T = 37, masked = 21;
+  Generator gen(23);
+  const Tensor q = randn({2, 2, T, 4}, gen, DType::float64);
+  const Tensor k = randn({2, 2, T, 4}, gen, DType::float64);
+  const Tensor v = randn({2, 2, T, 3}, gen, DType::float64);
+  const Tensor dout = randn({2, 2, T, 3}, gen, DType::float64);
+  std::vector<double> pad(2 * T, 0.0);
+  std::fill(pad.begin(), pad.begin() + masked, 1.0);
+  AttentionOptions o;
+  o.causal = true;
+  o.kernel = AttentionKernel::materialized;
+  o.key_padding_mask = tensor(pad, {2, T}, DType::int64);
+  const AttentionGrads fused = run_with_grads(
+      [&](const Tensor& a, const Tensor& b, const Tensor& d) { return scaled_dot_product_attention(a, b, d, o); },
+      q, k, v, dout);
+  CHECK(all_zero(rows(fused.out, 0, 0, masked)));
+  CHECK(all_zero(rows(fused.dq, 0, 0, masked)));
+  for (std::int64_t i = masked; i < T; ++i) CHECK_FALSE(all_zero(rows(fused.out, 0, i, 1)));
+  const AttentionGrads naive = run_with_grads(
+      [&](const Tensor& a, const Tensor& b, const Tensor& d) { return naive_attention(a, b, d, o); }, q, k, v, dout);
+  check_same_grads(fused, naive, 1e-12);
+}
+
 TEST_CASE("attention dropout is reproducible and follows the documented per-pair seeds", "[attention][dropout]") {
   const std::int64_t B = 2, H = 3, Tq = 4, Tk = 5, D = 3, Dv = 2;
   Generator data_gen(17);
