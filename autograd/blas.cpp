@@ -71,6 +71,67 @@ bool as_gemv(Gemv gemv, bool trans_a, bool trans_b, std::int64_t M, std::int64_t
   return true;
 }
 
+// ---- two threads: a band of C's rows for each
+//
+// OpenBLAS runs one product on all its threads: they share the packed panels of B (each packs a
+// part) and wait for each other at every panel. A product whose C has at least as many rows as
+// columns ran faster here as one single-thread OpenBLAS call per thread, each on its own band of
+// C's rows, side by side in one parallel region (OpenBLAS runs one thread when called inside
+// one): each thread packs the whole of B, the smaller operand there, and waits for no one.
+// GFLOP/s on 2 vCPUs of an AMD EPYC (SkylakeX kernels), OpenBLAS's two threads -> two bands
+// (OpenBLAS's one thread in brackets):
+//   NT 512x128x512 (S)   229 -> 364 (210)    NN 2048x384x1536 (M)   359 -> 401 (207)
+//   NN 256x64x64          85 -> 266 (182)    TN 3072x768x256 (G's fc1 weight gradient)  357 -> 392
+// With fewer rows than columns, bands ran slower (NT 256x2304x768, G's qkv projection: 366 ->
+// 350; NT 64x512x512: 230 -> 193), so OpenBLAS splits those itself, as it does every product
+// under 2^20 multiply-adds (NN 128x64x64: 224 there, 191 in bands; bench/README.md, "Two
+// threads: a band of rows each").
+// Two threads only: with more, each band is thinner and every thread still packs all of B,
+// which was not measured here (2 vCPUs), so OpenBLAS keeps its own split there.
+// An element of C is the same kernel's sum over K, in the same blocks, whichever thread computes
+// it: the bits were OpenBLAS's two threads' in every shape measured that takes bands (float and
+// double), and 3 training steps of S, M, G and L at 2 threads gave the same losses and parameters
+// to the bit. TAPEGRAD_GEMM_ROW_BANDS=0 turns the bands off, to compare the two on a machine.
+constexpr int kBandThreads = 2;
+constexpr double kBandsFromMultiplyAdds = 1 << 20;
+constexpr std::int64_t kBandRowMultiple = 16;  // a band starts on a multiple of the kernels' row blocks
+
+// TAPEGRAD_GEMM_ROW_BANDS: unset or 1 on, 0 off; any other value is ignored with a warning that
+// names it (read once, at the first product that could take bands).
+bool row_bands_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("TAPEGRAD_GEMM_ROW_BANDS");
+    if (!env || !*env || std::string(env) == "1") return true;
+    if (std::string(env) == "0") return false;
+    std::fprintf(stderr, "tapegrad: TAPEGRAD_GEMM_ROW_BANDS=\"%s\" is neither 0 (off) nor 1 (on); ignored, the "
+                         "bands stay on\n", env);
+    return true;
+  }();
+  return enabled;
+}
+
+// Runs product(rows, a, c) for each thread's band of C's rows, where a is op(A)'s first row of
+// the band (a row of A, or a column of its storage when trans_a) and c is C's; false, running
+// nothing, when the product is left to OpenBLAS's threads (not two threads, inside a parallel
+// region, fewer rows than columns, too small, or the bands turned off).
+template <typename T, typename Product>
+bool in_row_bands(Product product, bool trans_a, std::int64_t M, std::int64_t N, std::int64_t K, const T* A,
+                  std::int64_t lda, T* C, std::int64_t ldc) {
+  const int threads = omp_get_max_threads();
+  if (threads != kBandThreads || omp_in_parallel() || M < N || M < kBandRowMultiple * threads ||
+      static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) < kBandsFromMultiplyAdds ||
+      !row_bands_enabled())
+    return false;
+#pragma omp parallel num_threads(threads)
+  {
+    const std::int64_t t = omp_get_thread_num(), n = omp_get_num_threads();
+    const std::int64_t begin = M * t / n / kBandRowMultiple * kBandRowMultiple;
+    const std::int64_t end = t + 1 == n ? M : M * (t + 1) / n / kBandRowMultiple * kBandRowMultiple;
+    if (end > begin) product(end - begin, trans_a ? A + begin : A + begin * lda, C + begin * ldc);
+  }
+  return true;
+}
+
 // ---- the GEMM library per product (GemmBackend, blas.hpp)
 
 std::atomic<int> chosen_backend{-1};  // a GemmBackend, or -1 before the first product
@@ -234,9 +295,12 @@ void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std
 #else
   (void)backend;  // always openblas here; read above so that a bad TAPEGRAD_GEMM_BACKEND is reported
 #endif
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
-              static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
+  const auto sgemm = [&](std::int64_t rows, const float* a, float* c) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                static_cast<int>(rows), static_cast<int>(N), static_cast<int>(K), alpha, a, static_cast<int>(lda), B,
+                static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  };
+  if (!in_row_bands(sgemm, trans_a, M, N, K, A, lda, C, ldc)) sgemm(M, A, C);
 }
 
 template <>
@@ -247,9 +311,12 @@ void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
   GemmCensusEntry census(DType::float64, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_dgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(M), static_cast<int>(N), static_cast<int>(K), alpha, A,
-              static_cast<int>(lda), B, static_cast<int>(ldb), beta, C, static_cast<int>(ldc));
+  const auto dgemm = [&](std::int64_t rows, const double* a, double* c) {
+    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                static_cast<int>(rows), static_cast<int>(N), static_cast<int>(K), alpha, a, static_cast<int>(lda), B,
+                static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  };
+  if (!in_row_bands(dgemm, trans_a, M, N, K, A, lda, C, ldc)) dgemm(M, A, C);
 }
 
 }  // namespace blas

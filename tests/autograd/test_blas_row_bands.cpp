@@ -1,0 +1,85 @@
+// test_blas_row_bands.cpp — at two threads, blas::gemm runs a product whose C has at least as
+// many rows as columns (and 2^20 multiply-adds or more) as one OpenBLAS call per thread, each on
+// a band of C's rows (blas.cpp). Every transpose flag, row counts that are no multiple of the
+// bands' 16, leading dimensions wider than the matrices, beta 0 over a C that holds NaN (every
+// row must be written, by exactly one band) and beta 1 (accumulate), against a naive product;
+// also from inside a parallel region and at 3 threads, where OpenBLAS splits the product itself.
+#include <catch2/catch.hpp>
+
+#include <omp.h>
+
+#include <cmath>
+#include <vector>
+
+#include <tapegrad/autograd/blas.hpp>
+
+#include "support/naive_gemm.hpp"
+
+using namespace tapegrad;
+using tapegrad::testing::naive_gemm;
+
+namespace {
+
+// Restores the thread count when the test case ends, whatever it set.
+struct ThreadCountGuard {
+  int saved = get_num_threads();
+  ~ThreadCountGuard() { set_num_threads(saved); }
+};
+
+template <typename T>
+void check_shape(bool ta, bool tb, int M, int N, int K, T beta, bool inside_region) {
+  const int pad = 5;  // every leading dimension is wider than its matrix
+  const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
+  std::vector<T> A(static_cast<std::size_t>(ta ? K : M) * lda), B(static_cast<std::size_t>(tb ? N : K) * ldb);
+  for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<T>(std::sin(0.7 * double(i) + 0.1));
+  for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<T>(std::cos(0.3 * double(i) + 0.2));
+  std::vector<T> C(static_cast<std::size_t>(M) * ldc), expected(C.size());
+  for (std::size_t i = 0; i < C.size(); ++i) C[i] = expected[i] = beta == T(0) ? NAN : static_cast<T>(0.5 * double(i % 97));
+  const auto product = [&] {
+    blas::gemm<T>(ta, tb, M, N, K, T(1.5), A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+  };
+  if (inside_region) {
+#pragma omp parallel num_threads(2)
+    {
+#pragma omp single
+      product();
+    }
+  } else {
+    product();
+  }
+  naive_gemm<T>(ta, tb, M, N, K, T(1.5), A, lda, B, ldb, beta, expected, ldc);
+  const double tol = sizeof(T) == 4 ? 2e-4 : 1e-11;  // K up to 211 terms of size ~1.5
+  int wrong = 0, padding_written = 0;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < N; ++j) {
+      const double got = double(C[i * ldc + j]), want = double(expected[i * ldc + j]);
+      if (!(std::abs(got - want) <= tol * (1 + std::abs(want)))) ++wrong;
+    }
+    for (int j = N; j < ldc; ++j)  // the padding between rows is never written
+      if (!(std::isnan(double(C[i * ldc + j])) || C[i * ldc + j] == expected[i * ldc + j])) ++padding_written;
+  }
+  INFO("threads " << get_num_threads() << (inside_region ? " (inside a parallel region)" : "") << ", trans_a " << ta
+                  << ", trans_b " << tb << ", M " << M << ", N " << N << ", K " << K << ", beta " << beta);
+  CHECK(wrong == 0);
+  CHECK(padding_written == 0);
+}
+
+}  // namespace
+
+TEST_CASE("blas::gemm in bands of rows per thread equals the naive product", "[blas]") {
+  ThreadCountGuard guard;
+  // Each shape has M >= N and M·N·K >= 2^20: it takes the bands at 2 threads.
+  const int shapes[][3] = {{203, 61, 97}, {1000, 40, 30}, {131, 131, 211}};
+  for (int threads : {2, 3}) {
+    set_num_threads(threads);
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (const auto& s : shapes)
+          for (bool inside : {false, true}) {
+            check_shape<float>(ta, tb, s[0], s[1], s[2], 0.0f, inside);
+            check_shape<float>(ta, tb, s[0], s[1], s[2], 1.0f, inside);
+            check_shape<double>(ta, tb, s[0], s[1], s[2], 0.0, inside);
+            check_shape<double>(ta, tb, s[0], s[1], s[2], 1.0, inside);
+          }
+  }
+}
