@@ -74,24 +74,28 @@ bool as_gemv(Gemv gemv, bool trans_a, bool trans_b, std::int64_t M, std::int64_t
 // ---- two threads: a band of C's rows for each
 //
 // OpenBLAS runs one product on all its threads: they share the packed panels of B (each packs a
-// part) and wait for each other at every panel. A product whose C has at least as many rows as
-// columns ran faster here as one single-thread OpenBLAS call per thread, each on its own band of
-// C's rows, side by side in one parallel region (OpenBLAS runs one thread when called inside
-// one): each thread packs the whole of B, the smaller operand there, and waits for no one.
-// GFLOP/s on 2 vCPUs of an AMD EPYC (SkylakeX kernels), OpenBLAS's two threads -> two bands
-// (OpenBLAS's one thread in brackets):
-//   NT 512x128x512 (S)   229 -> 364 (210)    NN 2048x384x1536 (M)   359 -> 401 (207)
-//   NN 256x64x64          85 -> 266 (182)    TN 3072x768x256 (G's fc1 weight gradient)  357 -> 392
-// With fewer rows than columns, bands ran slower (NT 256x2304x768, G's qkv projection: 366 ->
-// 350; NT 64x512x512: 230 -> 193), so OpenBLAS splits those itself, as it does every product
-// under 2^20 multiply-adds (NN 128x64x64: 224 there, 191 in bands; bench/README.md, "Two
-// threads: a band of rows each").
+// part) and wait for each other at every panel. At two threads, a product whose C has at least
+// as many rows as columns ran faster here as one single-thread OpenBLAS call per thread, each on
+// its own band of C's rows, side by side in one parallel region (OpenBLAS runs one thread when
+// called inside one): each thread packs the whole of B, the smaller operand there, and waits
+// for no one. On 2 vCPUs of an AMD EPYC with SkylakeX kernels (`train_step --threads 2 --floor`,
+// each shape timed alone, TAPEGRAD_GEMM_ROW_BANDS=0 then 1; bench/README.md, "Two threads: a
+// band of rows each"), GFLOP/s, OpenBLAS's threads -> bands:
+//   NN 512x128x512 (S)   246-260 -> 390-404    NN 2048x384x1536 (M)   329-377 -> 404-420
+//   NN 512x128x128 (S)   189-218 -> 370-382    TN 3072x768x256 (G)    360-363 -> 416-423
+// S's step 15.1-17.5 -> 12.6-14.6 ms, G's products 571-591 -> 551-554 ms a step. With fewer
+// rows than columns, bands ran slower in a scratch program (NT 256x2304x768, G's qkv
+// projection: 366 -> 350; NT 64x512x512: 230 -> 193), so OpenBLAS splits those itself, as it
+// does every product under 2^20 multiply-adds (NN 128x64x64: 224 there, 191 in bands).
 // Two threads only: with more, each band is thinner and every thread still packs all of B,
 // which was not measured here (2 vCPUs), so OpenBLAS keeps its own split there.
-// An element of C is the same kernel's sum over K, in the same blocks, whichever thread computes
-// it: the bits were OpenBLAS's two threads' in every shape measured that takes bands (float and
-// double), and 3 training steps of S, M, G and L at 2 threads gave the same losses and parameters
-// to the bit. TAPEGRAD_GEMM_ROW_BANDS=0 turns the bands off, to compare the two on a machine.
+// The bits: with SkylakeX kernels an element of C came out the same whichever thread computed
+// it (the products of S, M and G that take bands, and 7 in double, against OpenBLAS's two
+// threads and its one; 3 training steps of S, M, G and L at 2 threads gave the same losses and
+// parameters). With Haswell kernels the last bits of a product depend on how it is split, so
+// 2-thread results there differ from before (neither split gives one thread's bits); a thread
+// count may change the last bits anyway (docs/performance.md, "Determinism").
+// TAPEGRAD_GEMM_ROW_BANDS=0 turns the bands off.
 constexpr int kBandThreads = 2;
 constexpr double kBandsFromMultiplyAdds = 1 << 20;
 constexpr std::int64_t kBandRowMultiple = 16;  // a band starts on a multiple of the kernels' row blocks
