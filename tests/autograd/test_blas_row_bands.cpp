@@ -3,7 +3,8 @@
 // a band of C's rows (blas.cpp). Every transpose flag, row counts that are no multiple of the
 // bands' 16, leading dimensions wider than the matrices, beta 0 over a C that holds NaN (every
 // row must be written, by exactly one band) and beta 1 (accumulate), against a naive product;
-// also from inside a parallel region and at 3 threads, where OpenBLAS splits the product itself.
+// also from inside a parallel region (one OpenBLAS call on one thread there) and at 3 threads
+// (OpenBLAS's own split), where no bands are taken.
 #include <catch2/catch.hpp>
 
 #include <omp.h>
