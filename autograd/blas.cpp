@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "env_switch.hpp"
 #include "errors.hpp"
 #include "gemm_census.hpp"
 #include "profiler.hpp"
@@ -100,17 +101,10 @@ constexpr int kBandThreads = 2;
 constexpr double kBandsFromMultiplyAdds = 1 << 20;
 constexpr std::int64_t kBandRowMultiple = 16;  // a band starts on a multiple of the kernels' row blocks
 
-// TAPEGRAD_GEMM_ROW_BANDS: unset or 1 on, 0 off; any other value is ignored with a warning that
-// names it (read once, at the first product that could take bands).
+// TAPEGRAD_GEMM_ROW_BANDS: unset or 1 on, 0 off, anything else a ValueError naming it (read once,
+// at the first product that could take bands; a bad value throws at every such product).
 bool row_bands_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("TAPEGRAD_GEMM_ROW_BANDS");
-    if (!env || !*env || std::string(env) == "1") return true;
-    if (std::string(env) == "0") return false;
-    std::fprintf(stderr, "tapegrad: TAPEGRAD_GEMM_ROW_BANDS=\"%s\" is neither 0 (off) nor 1 (on); ignored, the "
-                         "bands stay on\n", env);
-    return true;
-  }();
+  static const bool enabled = detail::env_switch("TAPEGRAD_GEMM_ROW_BANDS", true, "two-thread products in bands of rows");
   return enabled;
 }
 

@@ -14,6 +14,7 @@
 
 #include <sys/mman.h>
 
+#include "env_switch.hpp"
 #include "errors.hpp"
 
 namespace tapegrad {
@@ -39,15 +40,7 @@ namespace {
 constexpr std::size_t kHugePage = std::size_t(2) << 20;
 
 bool huge_pages() {
-  static const bool on = [] {
-    const char* env = std::getenv("TAPEGRAD_HUGE_PAGES");
-    const std::string_view value = env ? env : "";
-    if (value.empty() || value == "0") return false;
-    if (value == "1") return true;
-    // Not a silent "off" for "yes" or "true": whoever set it meant something.
-    throw ValueError("TAPEGRAD_HUGE_PAGES must be 1 (2 MiB pages for large tensor blocks) or 0 (off), got \"" +
-                     std::string(value) + "\"");
-  }();
+  static const bool on = detail::env_switch("TAPEGRAD_HUGE_PAGES", false, "2 MiB pages for large tensor blocks");
   return on;
 }
 
