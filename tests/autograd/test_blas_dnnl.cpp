@@ -18,7 +18,6 @@
 #include <tapegrad/autograd/errors.hpp>
 
 using namespace tapegrad;
-using tapegrad::testing::naive_gemm;
 using blas::GemmBackend;
 
 namespace {
@@ -48,40 +47,16 @@ struct EnvGuard {
 };
 
 
-struct Problem {
-  bool ta, tb;
-  int M, N, K;
-  float alpha, beta;
-  static constexpr int pad = 3;  // every leading dimension is wider than its matrix
-  int lda() const { return (ta ? M : K) + pad; }
-  int ldb() const { return (tb ? K : N) + pad; }
-  int ldc() const { return N + pad; }
-  std::vector<float> A, B, C0;  // C0: C before the product (NaN everywhere when beta is 0)
-  Problem(bool ta_, bool tb_, int M_, int N_, int K_, float alpha_, float beta_)
-      : ta(ta_), tb(tb_), M(M_), N(N_), K(K_), alpha(alpha_), beta(beta_) {
-    A.resize(std::size_t((ta ? K : M) * lda()));
-    B.resize(std::size_t((tb ? N : K) * ldb()));
-    C0.resize(std::size_t(M * ldc()));
-    for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<float>(std::sin(0.7 * double(i) + 0.1));
-    for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<float>(std::cos(0.3 * double(i) + 0.2));
-    for (std::size_t i = 0; i < C0.size(); ++i) C0[i] = beta == 0.0f ? NAN : static_cast<float>(0.01 * double(i % 97));
-  }
-  std::vector<float> run(GemmBackend backend) const {
-    blas::set_gemm_backend(backend);
-    std::vector<float> C = C0;
-    blas::gemm<float>(ta, tb, M, N, K, alpha, A.data(), lda(), B.data(), ldb(), beta, C.data(), ldc());
-    return C;
-  }
-  std::vector<float> reference() const {
-    std::vector<float> C = C0;
-    naive_gemm(ta, tb, M, N, K, alpha, A, lda(), B, ldb(), beta, C, ldc());
-    return C;
-  }
-  std::string str() const {
-    return std::string(ta ? "T" : "N") + (tb ? "T " : "N ") + std::to_string(M) + "x" + std::to_string(N) + "x" +
-           std::to_string(K) + ", alpha " + std::to_string(alpha) + ", beta " + std::to_string(beta);
-  }
-};
+using Problem = tapegrad::testing::GemmProblem<float>;
+
+// C after blas::gemm on `backend`.
+std::vector<float> run(const Problem& p, GemmBackend backend) {
+  blas::set_gemm_backend(backend);
+  std::vector<float> C = p.C0;
+  blas::gemm<float>(p.ta, p.tb, p.M, p.N, p.K, p.alpha, p.A.data(), p.lda(), p.B.data(), p.ldb(), p.beta, C.data(),
+                    p.ldc());
+  return C;
+}
 
 // Every element within float tolerance of `expected`; the padding between rows untouched.
 void check_close(const Problem& p, const std::vector<float>& C, const std::vector<float>& expected, const char* what) {
@@ -122,10 +97,10 @@ TEST_CASE("blas::gemm<float> on oneDNN equals the naive product and OpenBLAS's",
         for (float beta : {0.0f, 1.0f, -0.5f}) {
           const Problem p(ta, tb, M, N, K, 1.5f, beta);
           const std::vector<float> expected = p.reference();
-          const std::vector<float> dnnl = p.run(GemmBackend::dnnl), openblas = p.run(GemmBackend::openblas);
+          const std::vector<float> dnnl = run(p, GemmBackend::dnnl), openblas = run(p, GemmBackend::openblas);
           check_close(p, dnnl, expected, "oneDNN against the naive product");
           check_close(p, dnnl, openblas, "oneDNN against OpenBLAS");
-          check_close(p, p.run(GemmBackend::automatic), expected, "automatic against the naive product");
+          check_close(p, run(p, GemmBackend::automatic), expected, "automatic against the naive product");
         }
 }
 

@@ -11,22 +11,18 @@
 #include "support/naive_gemm.hpp"
 
 using namespace tapegrad;
-using tapegrad::testing::naive_gemm;
+using tapegrad::testing::GemmProblem;
 
 namespace {
 
 
 template <typename T>
 void check_shape(bool ta, bool tb, int M, int N, int K, T beta) {
-  const int pad = 3;  // every leading dimension is wider than its matrix
-  const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
-  std::vector<T> A((ta ? K : M) * lda), B((tb ? N : K) * ldb);
-  for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<T>(std::sin(0.7 * double(i) + 0.1));
-  for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<T>(std::cos(0.3 * double(i) + 0.2));
-  std::vector<T> C(M * ldc), expected(M * ldc);
-  for (std::size_t i = 0; i < C.size(); ++i) C[i] = expected[i] = beta == T(0) ? NAN : static_cast<T>(0.5 * double(i));
-  blas::gemm<T>(ta, tb, M, N, K, T(1.5), A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
-  naive_gemm<T>(ta, tb, M, N, K, T(1.5), A, lda, B, ldb, beta, expected, ldc);
+  const GemmProblem<T> p(ta, tb, M, N, K, T(1.5), beta);
+  const int ldc = p.ldc();
+  std::vector<T> C = p.C0;
+  blas::gemm<T>(ta, tb, M, N, K, p.alpha, p.A.data(), p.lda(), p.B.data(), p.ldb(), beta, C.data(), ldc);
+  const std::vector<T> expected = p.reference();
   const double tol = sizeof(T) == 4 ? 1e-4 : 1e-12;
   for (int i = 0; i < M; ++i)
     for (int j = 0; j < N; ++j) {

@@ -17,7 +17,7 @@
 #include "support/naive_gemm.hpp"
 
 using namespace tapegrad;
-using tapegrad::testing::naive_gemm;
+using tapegrad::testing::GemmProblem;
 
 namespace {
 
@@ -29,15 +29,11 @@ struct ThreadCountGuard {
 
 template <typename T>
 void check_shape(bool ta, bool tb, int M, int N, int K, T beta, bool inside_region) {
-  const int pad = 5;  // every leading dimension is wider than its matrix
-  const int lda = (ta ? M : K) + pad, ldb = (tb ? K : N) + pad, ldc = N + pad;
-  std::vector<T> A(static_cast<std::size_t>(ta ? K : M) * lda), B(static_cast<std::size_t>(tb ? N : K) * ldb);
-  for (std::size_t i = 0; i < A.size(); ++i) A[i] = static_cast<T>(std::sin(0.7 * double(i) + 0.1));
-  for (std::size_t i = 0; i < B.size(); ++i) B[i] = static_cast<T>(std::cos(0.3 * double(i) + 0.2));
-  std::vector<T> C(static_cast<std::size_t>(M) * ldc), expected(C.size());
-  for (std::size_t i = 0; i < C.size(); ++i) C[i] = expected[i] = beta == T(0) ? NAN : static_cast<T>(0.5 * double(i % 97));
+  const GemmProblem<T> p(ta, tb, M, N, K, T(1.5), beta, 5);
+  const int ldc = p.ldc();
+  std::vector<T> C = p.C0;
   const auto product = [&] {
-    blas::gemm<T>(ta, tb, M, N, K, T(1.5), A.data(), lda, B.data(), ldb, beta, C.data(), ldc);
+    blas::gemm<T>(ta, tb, M, N, K, p.alpha, p.A.data(), p.lda(), p.B.data(), p.ldb(), beta, C.data(), ldc);
   };
   if (inside_region) {
 #pragma omp parallel num_threads(2)
@@ -48,7 +44,7 @@ void check_shape(bool ta, bool tb, int M, int N, int K, T beta, bool inside_regi
   } else {
     product();
   }
-  naive_gemm<T>(ta, tb, M, N, K, T(1.5), A, lda, B, ldb, beta, expected, ldc);
+  const std::vector<T> expected = p.reference();
   const double tol = sizeof(T) == 4 ? 2e-4 : 1e-11;  // K up to 211 terms of size ~1.5
   int wrong = 0, padding_written = 0;
   for (int i = 0; i < M; ++i) {
