@@ -130,6 +130,18 @@ bool in_row_bands(Product product, bool trans_a, std::int64_t M, std::int64_t N,
   return true;
 }
 
+// The product on OpenBLAS (cblas_sgemm or cblas_dgemm), in bands of rows where they pay.
+template <typename T, typename CblasGemm>
+void on_openblas(CblasGemm cblas_gemm, bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
+                 T alpha, const T* A, std::int64_t lda, const T* B, std::int64_t ldb, T beta, T* C, std::int64_t ldc) {
+  const auto product = [&](std::int64_t rows, const T* a, T* c) {
+    cblas_gemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+               static_cast<int>(rows), static_cast<int>(N), static_cast<int>(K), alpha, a, static_cast<int>(lda), B,
+               static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
+  };
+  if (!in_row_bands(product, trans_a, M, N, K, A, lda, C, ldc)) product(M, A, C);
+}
+
 // ---- the GEMM library per product (GemmBackend, blas.hpp)
 
 std::atomic<int> chosen_backend{-1};  // a GemmBackend, or -1 before the first product
@@ -293,12 +305,7 @@ void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std
 #else
   (void)backend;  // always openblas here; read above so that a bad TAPEGRAD_GEMM_BACKEND is reported
 #endif
-  const auto sgemm = [&](std::int64_t rows, const float* a, float* c) {
-    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                static_cast<int>(rows), static_cast<int>(N), static_cast<int>(K), alpha, a, static_cast<int>(lda), B,
-                static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-  };
-  if (!in_row_bands(sgemm, trans_a, M, N, K, A, lda, C, ldc)) sgemm(M, A, C);
+  on_openblas(cblas_sgemm, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 template <>
@@ -309,12 +316,7 @@ void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
   GemmCensusEntry census(DType::float64, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_dgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
-  const auto dgemm = [&](std::int64_t rows, const double* a, double* c) {
-    cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-                static_cast<int>(rows), static_cast<int>(N), static_cast<int>(K), alpha, a, static_cast<int>(lda), B,
-                static_cast<int>(ldb), beta, c, static_cast<int>(ldc));
-  };
-  if (!in_row_bands(dgemm, trans_a, M, N, K, A, lda, C, ldc)) dgemm(M, A, C);
+  on_openblas(cblas_dgemm, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 }  // namespace blas
