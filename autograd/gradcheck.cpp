@@ -1,6 +1,8 @@
-// gradcheck.cpp — full-Jacobian comparison of analytic and numerical gradients.
+// gradcheck.cpp — analytic gradients against central differences: the full Jacobian, or one
+// random projection of it per input (fast mode).
 #include "gradcheck.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
@@ -23,12 +25,100 @@ std::string index_str(std::int64_t i, const Shape& shape) {
   return shape_str(index);
 }
 
+// The inputs gradcheck differentiates: defined and requiring grad.
+bool checked(const Tensor& x) { return x.defined() && x.requires_grad(); }
+
+void clear_grads(const TensorList& inputs) {
+  for (const Tensor& x : inputs)
+    if (x.defined()) x.impl().grad.reset();
+}
+
+// n positive entries of unit norm, as PyTorch's fast gradcheck draws its u and v: with no
+// signs to cancel, Σu·Σv bounds vᵀEu for a matrix E of entries within ±1.
+std::vector<double> random_unit_vector(std::int64_t n, Generator& gen) {
+  std::vector<double> u = rand({n}, gen, DType::float64).to_vector();
+  double norm = 0;
+  for (double x : u) norm += x * x;
+  norm = std::sqrt(norm);
+  for (double& x : u) x /= norm;
+  return u;
+}
+
+double sum(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += x;
+  return s;
+}
+
+// gradcheck's fast mode (gradcheck.hpp): for each input k, vᵀJ_k u_k from one backward
+// against central differences along u_k.
+GradcheckResult fast_gradcheck(const GradcheckFn& fn, const TensorList& inputs, const Tensor& out,
+                               const GradcheckOptions& opt) {
+  Generator gen(20260102);
+  const std::vector<double> v = random_unit_vector(out.numel(), gen);
+  const double sum_v = sum(v);
+
+  // vJ[k] = vᵀJ_k, the gradient of ⟨fn(inputs), v⟩ with respect to input k: one backward.
+  std::vector<std::vector<double>> vJ(inputs.size());
+  clear_grads(inputs);
+  Tensor y = fn(inputs);
+  if (y.requires_grad()) {  // otherwise the output is independent of every input: vJ = 0
+    y.backward(tensor(v, y.shape(), DType::float64));
+    for (std::size_t k = 0; k < inputs.size(); ++k)
+      if (checked(inputs[k]) && inputs[k].grad().defined()) vJ[k] = inputs[k].grad().to_vector();
+  }
+  clear_grads(inputs);
+
+  GradcheckResult result;
+  double worst_excess = 0;
+  std::ostringstream worst;
+  NoGradGuard no_grad;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    if (!checked(inputs[k])) continue;
+    const Tensor& x = inputs[k];
+    double* px = x.data<double>();
+    const std::int64_t n = x.numel();
+    const std::vector<double> u = random_unit_vector(n, gen);
+    const std::vector<double> saved(px, px + n);
+    for (std::int64_t i = 0; i < n; ++i) px[i] = saved[i] + opt.eps * u[i];
+    const std::vector<double> plus = fn(inputs).to_vector();
+    for (std::int64_t i = 0; i < n; ++i) px[i] = saved[i] - opt.eps * u[i];
+    const std::vector<double> minus = fn(inputs).to_vector();
+    std::copy(saved.begin(), saved.end(), px);
+
+    double numerical = 0, analytic = 0;
+    for (std::size_t j = 0; j < v.size(); ++j) numerical += v[j] * (plus[j] - minus[j]) / (2 * opt.eps);
+    for (std::size_t i = 0; i < vJ[k].size(); ++i) analytic += vJ[k][i] * u[i];
+    const double err = std::abs(analytic - numerical);
+    const double atol = opt.atol * sum(u) * sum_v;
+    const double excess = err - (atol + opt.rtol * std::abs(numerical));
+    result.max_abs_error = std::max(result.max_abs_error, std::isnan(err) ? INFINITY : err);
+    if (excess > worst_excess || (std::isnan(err) && result.ok)) {
+      result.ok = false;
+      worst_excess = std::isnan(err) ? INFINITY : excess;
+      worst.str("");
+      worst << "gradcheck (fast mode) failed: input " << k << " (shape " << shape_str(x.shape())
+            << "): analytic vᵀJu " << analytic << " but central difference gives " << numerical << " (|diff| "
+            << err << " > atol " << opt.atol << " * Σu * Σv = " << atol << " + rtol " << opt.rtol << " * "
+            << std::abs(numerical) << "); run it without fast_mode to find the element";
+    }
+  }
+  if (result.ok) {
+    std::ostringstream ok;
+    ok << "gradcheck (fast mode) passed: max |analytic - numerical| of vᵀJu = " << result.max_abs_error;
+    result.report = ok.str();
+  } else {
+    result.report = worst.str();
+  }
+  return result;
+}
+
 }  // namespace
 
 GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const GradcheckOptions& opt) {
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     const Tensor& x = inputs[k];
-    if (!x.defined() || !x.requires_grad()) continue;
+    if (!checked(x)) continue;
     if (x.dtype() != DType::float64)
       throw DTypeError("gradcheck: input " + std::to_string(k) + " is " + dtype_name(x.dtype()) +
                        "; finite differences need float64 inputs");
@@ -40,15 +130,15 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
   if (out.dtype() != DType::float64)
     throw DTypeError(std::string("gradcheck: the function returned ") + dtype_name(out.dtype()) +
                      ", expected float64");
+  if (opt.fast_mode) return fast_gradcheck(fn, inputs, out, opt);
   const std::int64_t m = out.numel();
 
   // analytic[k][j * n_k + i] = ∂out_j / ∂input_k[i], one backward per output element j.
   std::vector<std::vector<double>> analytic(inputs.size());
   for (std::size_t k = 0; k < inputs.size(); ++k)
-    if (inputs[k].defined() && inputs[k].requires_grad()) analytic[k].assign(m * inputs[k].numel(), 0.0);
+    if (checked(inputs[k])) analytic[k].assign(m * inputs[k].numel(), 0.0);
   for (std::int64_t j = 0; j < m; ++j) {
-    for (const Tensor& x : inputs)
-      if (x.defined()) x.impl().grad.reset();
+    clear_grads(inputs);
     Tensor y = fn(inputs);
     if (!y.requires_grad()) break;  // output independent of every input: all zeros
     std::vector<double> onehot(m, 0.0);
@@ -60,8 +150,7 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
       for (std::size_t i = 0; i < g.size(); ++i) analytic[k][j * g.size() + i] = g[i];
     }
   }
-  for (const Tensor& x : inputs)
-    if (x.defined()) x.impl().grad.reset();
+  clear_grads(inputs);
 
   GradcheckResult result;
   double worst_excess = 0;
@@ -123,7 +212,7 @@ GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs, c
     GradModeGuard recording(true);
     TensorList wanted;
     for (const Tensor& x : in)
-      if (x.defined() && x.requires_grad()) wanted.push_back(x);
+      if (checked(x)) wanted.push_back(x);
     const Tensor y = fn(in);
     if (!y.requires_grad()) return zeros({1}, DType::float64);
     const TensorList g = grad({y}, wanted, {v}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);

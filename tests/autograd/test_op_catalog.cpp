@@ -1,6 +1,7 @@
 // test_op_catalog.cpp — one table of ops × input shapes × variants, each checked with a
 // float64 full-Jacobian gradcheck and gradgradcheck (second derivatives): broadcasting both
-// ways, size-1 dims, 0-d tensors, non-contiguous (transposed / permuted / sliced) inputs.
+// ways, size-1 dims, 0-d tensors, non-contiguous (transposed / permuted / sliced) inputs; and
+// gradcheck's fast mode, a random projection of each Jacobian, on the same table.
 #include <functional>
 #include <string>
 #include <vector>
@@ -289,6 +290,24 @@ TEST_CASE("every op in the catalogue passes a float64 gradgradcheck", "[gradgrad
   }
 }
 
+TEST_CASE("every op in the catalogue passes gradcheck and gradgradcheck in fast mode", "[gradcheck][catalog]") {
+  // The sanitizer build checks every gradient in fast mode (support/gradcheck_catch.hpp): here,
+  // in every build, no op fails it where the full Jacobian passes.
+  GradcheckOptions fast;
+  fast.fast_mode = true;
+  for (const CatalogEntry& entry : catalog()) {
+    SECTION(entry.name) {
+      const GradcheckResult once = gradcheck(entry.fn, inputs_for(entry), fast);
+      INFO(once.report);
+      CHECK(once.ok);
+      CHECK_THAT(once.report, Catch::Contains("gradcheck (fast mode) passed"));
+      const GradcheckResult twice = gradgradcheck(entry.fn, inputs_for(entry), fast);
+      INFO(twice.report);
+      CHECK(twice.ok);
+    }
+  }
+}
+
 TEST_CASE("gradgradcheck catches a backward whose first derivative is right and second wrong", "[gradgradcheck]") {
   // square(x) = x², with a backward that multiplies by a detached 2x: right first derivative,
   // but recorded it is constant in x, so its second derivative comes out 0 instead of 2.
@@ -317,6 +336,47 @@ TEST_CASE("gradcheck reports a wrong backward with the worst element", "[gradche
   CHECK(r.max_abs_error == Approx(1.0).epsilon(1e-6));
   CHECK_THAT(r.report, Catch::Contains("input 0") && Catch::Contains("analytic gradient 3") &&
                            Catch::Contains("central difference gives 2"));
+}
+
+TEST_CASE("gradcheck's fast mode catches a wrong backward, even in one Jacobian entry", "[gradcheck]") {
+  GradcheckOptions fast;
+  fast.fast_mode = true;
+  // Forward 2x, backward 3: every entry wrong.
+  auto wrong = [](const TensorList& in) {
+    Tensor out = mul(in[0].detach(), 2.0);
+    record(out, "wrong_double", {in[0]}, [](const Tensor& dout) -> TensorList { return {mul(dout, 3.0)}; });
+    return out;
+  };
+  const GradcheckResult r = gradcheck(wrong, {param({2, 2}, 7), param({3}, 8)}, fast);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.report, Catch::Contains("gradcheck (fast mode) failed: input 0 (shape [2, 2])") &&
+                           Catch::Contains("without fast_mode"));
+  // The identity on 3 × 4 elements with ∂out/∂in of element [1, 2] given as 1.5 instead of 1:
+  // one entry of 144 wrong. (The projection mixes all entries, so it tolerates rtol of their
+  // weighted sum: an entry off by a few percent could pass.)
+  auto one_entry = [](const TensorList& in) {
+    Tensor out = in[0].detach().clone();
+    record(out, "one_wrong_entry", {in[0]}, [](const Tensor& dout) -> TensorList {
+      Tensor g = dout.clone();
+      g.data<double>()[1 * 4 + 2] *= 1.5;
+      return {g};
+    });
+    return out;
+  };
+  CHECK_FALSE(gradcheck(one_entry, {param({3, 4}, 9)}, fast).ok);
+  CHECK_FALSE(gradcheck(one_entry, {param({3, 4}, 9)}).ok);
+  // The square whose recorded backward is constant in x: right first, wrong second derivative.
+  auto square = [](const TensorList& in) {
+    Tensor out = mul(in[0].detach(), in[0].detach());
+    record(out, "square_detached", {in[0]}, [x = in[0].detach()](const Tensor& dout) -> TensorList {
+      return {mul(dout, mul(x, 2.0))};
+    }, DoubleBackward::supported);
+    return out;
+  };
+  CHECK(gradcheck(square, {param({3}, 3)}, fast).ok);
+  const GradcheckResult twice = gradgradcheck(square, {param({3}, 3)}, fast);
+  CHECK_FALSE(twice.ok);
+  CHECK_THAT(twice.report, Catch::Contains("gradgradcheck failed (gradcheck (fast mode) failed"));
 }
 
 TEST_CASE("gradcheck refuses float32 inputs", "[gradcheck]") {
