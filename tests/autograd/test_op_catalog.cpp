@@ -274,6 +274,16 @@ TensorList inputs_for(const CatalogEntry& entry) {
   return inputs;
 }
 
+// square(x) = x², with a backward that multiplies by a detached 2x: right first derivative,
+// but recorded it is constant in x, so its second derivative comes out 0 instead of 2.
+Tensor square_detached(const TensorList& in) {
+  Tensor out = mul(in[0].detach(), in[0].detach());
+  record(out, "square_detached", {in[0]}, [x = in[0].detach()](const Tensor& dout) -> TensorList {
+    return {mul(dout, mul(x, 2.0))};
+  }, DoubleBackward::supported);
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("every op in the catalogue passes a float64 gradcheck", "[gradcheck][catalog]") {
@@ -309,15 +319,8 @@ TEST_CASE("every op in the catalogue passes gradcheck and gradgradcheck in fast 
 }
 
 TEST_CASE("gradgradcheck catches a backward whose first derivative is right and second wrong", "[gradgradcheck]") {
-  // square(x) = x², with a backward that multiplies by a detached 2x: right first derivative,
-  // but recorded it is constant in x, so its second derivative comes out 0 instead of 2.
-  auto square = [](const TensorList& in) {
-    Tensor out = mul(in[0].detach(), in[0].detach());
-    record(out, "square_detached", {in[0]}, [x = in[0].detach()](const Tensor& dout) -> TensorList {
-      return {mul(dout, mul(x, 2.0))};
-    }, DoubleBackward::supported);
-    return out;
-  };
+  // square_detached: right first derivative, second derivative 0 instead of 2.
+  const GradcheckFn square = square_detached;
   CHECK_GRADCHECK(square, {param({3}, 3)});
   const GradcheckResult r = gradgradcheck(square, {param({3}, 3)});
   CHECK_FALSE(r.ok);
@@ -366,13 +369,7 @@ TEST_CASE("gradcheck's fast mode catches a wrong backward, even in one Jacobian 
   CHECK_FALSE(gradcheck(one_entry, {param({3, 4}, 9)}, fast).ok);
   CHECK_FALSE(gradcheck(one_entry, {param({3, 4}, 9)}).ok);
   // The square whose recorded backward is constant in x: right first, wrong second derivative.
-  auto square = [](const TensorList& in) {
-    Tensor out = mul(in[0].detach(), in[0].detach());
-    record(out, "square_detached", {in[0]}, [x = in[0].detach()](const Tensor& dout) -> TensorList {
-      return {mul(dout, mul(x, 2.0))};
-    }, DoubleBackward::supported);
-    return out;
-  };
+  const GradcheckFn square = square_detached;
   CHECK(gradcheck(square, {param({3}, 3)}, fast).ok);
   const GradcheckResult twice = gradgradcheck(square, {param({3}, 3)}, fast);
   CHECK_FALSE(twice.ok);
