@@ -50,6 +50,39 @@ double sum(const std::vector<double>& v) {
   return s;
 }
 
+// The comparisons of one gradcheck: the largest |analytic - numerical|, and the report of the
+// one that exceeds its tolerance most (a NaN, when it is the first failure, as infinitely far).
+class Mismatches {
+ public:
+  // describe() writes the failure report; it is called only for a new worst mismatch.
+  template <class Describe>
+  void add(double err, double tolerance, Describe describe) {
+    result_.max_abs_error = std::max(result_.max_abs_error, std::isnan(err) ? INFINITY : err);
+    const double excess = err - tolerance;
+    if (excess > worst_excess_ || (std::isnan(err) && result_.ok)) {
+      result_.ok = false;
+      worst_excess_ = std::isnan(err) ? INFINITY : excess;
+      std::ostringstream report;
+      describe(report);
+      result_.report = report.str();
+    }
+  }
+
+  // The result, with passed_prefix + the largest error as the report if nothing failed.
+  GradcheckResult finish(const std::string& passed_prefix) {
+    if (result_.ok) {
+      std::ostringstream ok;
+      ok << passed_prefix << result_.max_abs_error;
+      result_.report = ok.str();
+    }
+    return result_;
+  }
+
+ private:
+  GradcheckResult result_;
+  double worst_excess_ = 0;
+};
+
 // gradcheck's fast mode (gradcheck.hpp): for each input k, vᵀJ_k u_k from one backward
 // against central differences along u_k.
 GradcheckResult fast_gradcheck(const GradcheckFn& fn, const TensorList& inputs, const Tensor& out,
@@ -69,9 +102,7 @@ GradcheckResult fast_gradcheck(const GradcheckFn& fn, const TensorList& inputs, 
   }
   clear_grads(inputs);
 
-  GradcheckResult result;
-  double worst_excess = 0;
-  std::ostringstream worst;
+  Mismatches mismatches;
   NoGradGuard no_grad;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (!checked(inputs[k])) continue;
@@ -91,26 +122,14 @@ GradcheckResult fast_gradcheck(const GradcheckFn& fn, const TensorList& inputs, 
     for (std::size_t i = 0; i < vJ[k].size(); ++i) analytic += vJ[k][i] * u[i];
     const double err = std::abs(analytic - numerical);
     const double atol = opt.atol * sum(u) * sum_v;
-    const double excess = err - (atol + opt.rtol * std::abs(numerical));
-    result.max_abs_error = std::max(result.max_abs_error, std::isnan(err) ? INFINITY : err);
-    if (excess > worst_excess || (std::isnan(err) && result.ok)) {
-      result.ok = false;
-      worst_excess = std::isnan(err) ? INFINITY : excess;
-      worst.str("");
-      worst << "gradcheck (fast mode) failed: input " << k << " (shape " << shape_str(x.shape())
-            << "): analytic vᵀJu " << analytic << " but central difference gives " << numerical << " (|diff| "
-            << err << " > atol " << opt.atol << " * Σu * Σv = " << atol << " + rtol " << opt.rtol << " * "
-            << std::abs(numerical) << "); run it without fast_mode to find the element";
-    }
+    mismatches.add(err, atol + opt.rtol * std::abs(numerical), [&](std::ostream& report) {
+      report << "gradcheck (fast mode) failed: input " << k << " (shape " << shape_str(x.shape())
+             << "): analytic vᵀJu " << analytic << " but central difference gives " << numerical << " (|diff| "
+             << err << " > atol " << opt.atol << " * Σu * Σv = " << atol << " + rtol " << opt.rtol << " * "
+             << std::abs(numerical) << "); run it without fast_mode to find the element";
+    });
   }
-  if (result.ok) {
-    std::ostringstream ok;
-    ok << "gradcheck (fast mode) passed: max |analytic - numerical| of vᵀJu = " << result.max_abs_error;
-    result.report = ok.str();
-  } else {
-    result.report = worst.str();
-  }
-  return result;
+  return mismatches.finish("gradcheck (fast mode) passed: max |analytic - numerical| of vᵀJu = ");
 }
 
 }  // namespace
@@ -152,9 +171,7 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
   }
   clear_grads(inputs);
 
-  GradcheckResult result;
-  double worst_excess = 0;
-  std::ostringstream worst;
+  Mismatches mismatches;
   NoGradGuard no_grad;
   for (std::size_t k = 0; k < inputs.size(); ++k) {
     if (analytic[k].empty()) continue;
@@ -172,29 +189,17 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
         const double numerical = (plus[j] - minus[j]) / (2 * opt.eps);
         const double a = analytic[k][j * n + i];
         const double err = std::abs(a - numerical);
-        const double excess = err - (opt.atol + opt.rtol * std::abs(numerical));
-        result.max_abs_error = std::max(result.max_abs_error, std::isnan(err) ? INFINITY : err);
-        if (excess > worst_excess || (std::isnan(err) && result.ok)) {
-          result.ok = false;
-          worst_excess = std::isnan(err) ? INFINITY : excess;
-          worst.str("");
-          worst << "gradcheck failed: input " << k << " (shape " << shape_str(x.shape()) << ") element "
-                << index_str(i, x.shape()) << ", output element " << index_str(j, out.shape())
-                << ": analytic gradient " << a << " but central difference gives " << numerical
-                << " (|diff| " << err << " > atol " << opt.atol << " + rtol " << opt.rtol << " * "
-                << std::abs(numerical) << ")";
-        }
+        mismatches.add(err, opt.atol + opt.rtol * std::abs(numerical), [&](std::ostream& report) {
+          report << "gradcheck failed: input " << k << " (shape " << shape_str(x.shape()) << ") element "
+                 << index_str(i, x.shape()) << ", output element " << index_str(j, out.shape())
+                 << ": analytic gradient " << a << " but central difference gives " << numerical
+                 << " (|diff| " << err << " > atol " << opt.atol << " + rtol " << opt.rtol << " * "
+                 << std::abs(numerical) << ")";
+        });
       }
     }
   }
-  if (result.ok) {
-    std::ostringstream ok;
-    ok << "gradcheck passed: max |analytic - numerical| = " << result.max_abs_error;
-    result.report = ok.str();
-  } else {
-    result.report = worst.str();
-  }
-  return result;
+  return mismatches.finish("gradcheck passed: max |analytic - numerical| = ");
 }
 
 GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs, const GradcheckOptions& opt) {
