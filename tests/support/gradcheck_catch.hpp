@@ -35,24 +35,23 @@ inline GradcheckResult gradgradcheck_for_this_build(const GradcheckFn& fn, const
 
 }  // namespace tapegrad::testing
 
-// CHECK_GRADCHECK(fn, inputs[, options]): fn is TensorList -> Tensor, inputs float64 leaves;
-// fails printing the worst mismatch (in fast mode under the sanitizers, above).
-#define CHECK_GRADCHECK(fn, ...)                                                                   \
+// Fails the test case when a gradcheck result is not ok, printing its report (the worst
+// mismatch). The checks below expand to it.
+#define TAPEGRAD_CHECK_GRADCHECK_RESULT(result_expression)                                        \
   do {                                                                                            \
-    const ::tapegrad::GradcheckResult gc_result_ =                                                \
-        ::tapegrad::testing::gradcheck_for_this_build(fn, __VA_ARGS__);                           \
+    const ::tapegrad::GradcheckResult gc_result_ = (result_expression);                           \
     INFO(gc_result_.report);                                                                      \
     CHECK(gc_result_.ok);                                                                         \
   } while (0)
 
+// CHECK_GRADCHECK(fn, inputs[, options]): fn is TensorList -> Tensor, inputs float64 leaves;
+// fails printing the worst mismatch (in fast mode under the sanitizers, above).
+#define CHECK_GRADCHECK(fn, ...) \
+  TAPEGRAD_CHECK_GRADCHECK_RESULT(::tapegrad::testing::gradcheck_for_this_build(fn, __VA_ARGS__))
+
 // CHECK_GRADGRADCHECK(fn, inputs[, options]): the same for second derivatives (gradgradcheck).
-#define CHECK_GRADGRADCHECK(fn, ...)                                                               \
-  do {                                                                                            \
-    const ::tapegrad::GradcheckResult ggc_result_ =                                               \
-        ::tapegrad::testing::gradgradcheck_for_this_build(fn, __VA_ARGS__);                       \
-    INFO(ggc_result_.report);                                                                     \
-    CHECK(ggc_result_.ok);                                                                        \
-  } while (0)
+#define CHECK_GRADGRADCHECK(fn, ...) \
+  TAPEGRAD_CHECK_GRADCHECK_RESULT(::tapegrad::testing::gradgradcheck_for_this_build(fn, __VA_ARGS__))
 
 namespace tapegrad::testing {
 
