@@ -7,6 +7,7 @@
 //   train_step --config M --placement post --steps 10 --warmup 2
 //   train_step --config S --profile              # time per op kind, forward and backward
 //   train_step --config S --floor                # the step against its GEMM floor
+//   TAPEGRAD_GEMM_BACKEND=auto train_step --floor --floor-backend openblas   # a step on oneDNN, OpenBLAS's floor
 //
 // The GEMM floor: one step's products are counted by shape (autograd/gemm_census.hpp), each
 // shape's rate is measured in this process with the same threads (autograd/gemm_rate.hpp),
@@ -98,6 +99,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool profile = false, csv = false, floor = false, checkpoint = false, keep_norm_outputs = false;
   double floor_seconds = 0.1;
+  std::string floor_backend = "same";
   app.add_option("--config", config_name, "S, M, G or L (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
@@ -114,7 +116,22 @@ int main(int argc, char** argv) {
                "making it again there (set_recompute_enabled(false): faster, more memory)");
   app.add_option("--floor-seconds", floor_seconds, "seconds of timing per GEMM shape for --floor")
       ->capture_default_str()->check(cli::positive);
+  app.add_option("--floor-backend", floor_backend, "the GEMM library whose rates make the floor: same (the step's own, "
+                 "TAPEGRAD_GEMM_BACKEND), or openblas, dnnl or auto (e.g. a step on oneDNN against OpenBLAS's floor, "
+                 "the reference of bench/README.md)")
+      ->capture_default_str()
+      ->check(CLI::Validator(
+          [](std::string& text) -> std::string {
+            if (text == "same" || text == "openblas") return "";
+            if (text != "dnnl" && text != "auto") return "must be same, openblas, dnnl or auto, got '" + text + "'";
+            return blas::gemm_backend_available(blas::GemmBackend::dnnl)
+                       ? ""
+                       : "'" + text + "' needs oneDNN, and this tapegrad was built without it (-DTAPEGRAD_WITH_DNNL=ON)";
+          },
+          "same|openblas|dnnl|auto", ""));
   CLI11_PARSE(app, argc, argv);
+  const blas::GemmBackend step_backend = blas::gemm_backend();
+  const blas::GemmBackend floor_library = floor_backend == "same" ? step_backend : blas::parse_gemm_backend(floor_backend);
 
   set_num_threads(threads);
   set_recompute_enabled(!keep_norm_outputs);
@@ -165,7 +182,10 @@ int main(int argc, char** argv) {
   const double median = sorted[sorted.size() / 2];
   const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
   const double gflops = step_flops(c) / (median / 1000) / 1e9;
+  // The floor's rates come from floor_library; the step ran on step_backend (the same by default).
+  blas::set_gemm_backend(floor_library);
   const GemmFloor gemm_floor = floor ? gemm_floor_of(census, census_steps, floor_seconds) : GemmFloor{};
+  blas::set_gemm_backend(step_backend);
   if (csv) {
     std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f", config_name.c_str(), placement.c_str(), threads, median,
                 sorted.front(), sorted.back(), tokens_per_s, gflops, peak_rss_mib());
@@ -196,10 +216,11 @@ int main(int argc, char** argv) {
                   "--warmup 2 or more times only steady steps\n");
   }
   if (floor && !csv) {
-    std::printf("  GEMM floor %.2f ms: %.3f GFLOP in %lld products of %zu shapes, at their rates measured here; "
+    std::printf("  GEMM floor %.2f ms: %.3f GFLOP in %lld products of %zu shapes, at their rates measured here on %s; "
                 "the step is %.2fx its floor\n",
                 gemm_floor.ms, census.total_flops() / census_steps / 1e9,
-                static_cast<long long>(census.total_calls() / census_steps), census.calls.size(), median / gemm_floor.ms);
+                static_cast<long long>(census.total_calls() / census_steps), census.calls.size(), blas::gemm_backend_name(floor_library),
+                median / gemm_floor.ms);
     std::printf("  in the step (%d more steps, each product timed) the same products took %.2f ms, %.2fx the floor; "
                 "the rest of the step %.2f ms\n",
                 census_steps, gemm_floor.step_ms, gemm_floor.step_ms / gemm_floor.ms, median - gemm_floor.step_ms);
