@@ -122,11 +122,14 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
-            if (text == "same" || text == "openblas") return "";
-            if (text != "dnnl" && text != "auto") return "must be same, openblas, dnnl or auto, got '" + text + "'";
-            return blas::gemm_backend_available(blas::GemmBackend::dnnl)
-                       ? ""
-                       : "'" + text + "' needs oneDNN, and this tapegrad was built without it (-DTAPEGRAD_WITH_DNNL=ON)";
+            if (text == "same") return "";
+            try {  // the library's own names (blas::parse_gemm_backend), then whether this build has it
+              return blas::gemm_backend_available(blas::parse_gemm_backend(text))
+                         ? ""
+                         : "'" + text + "' needs oneDNN, and this tapegrad was built without it (-DTAPEGRAD_WITH_DNNL=ON)";
+            } catch (const ValueError&) {
+              return "must be same, openblas, dnnl or auto, got '" + text + "'";
+            }
           },
           "same|openblas|dnnl|auto", ""));
   CLI11_PARSE(app, argc, argv);
@@ -182,10 +185,12 @@ int main(int argc, char** argv) {
   const double median = sorted[sorted.size() / 2];
   const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
   const double gflops = step_flops(c) / (median / 1000) / 1e9;
-  // The floor's rates come from floor_library; the step ran on step_backend (the same by default).
-  blas::set_gemm_backend(floor_library);
-  const GemmFloor gemm_floor = floor ? gemm_floor_of(census, census_steps, floor_seconds) : GemmFloor{};
-  blas::set_gemm_backend(step_backend);
+  GemmFloor gemm_floor;
+  if (floor) {  // the rates from floor_library; the step ran on step_backend (the same by default)
+    blas::set_gemm_backend(floor_library);
+    gemm_floor = gemm_floor_of(census, census_steps, floor_seconds);
+    blas::set_gemm_backend(step_backend);
+  }
   if (csv) {
     std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f", config_name.c_str(), placement.c_str(), threads, median,
                 sorted.front(), sorted.back(), tokens_per_s, gflops, peak_rss_mib());
