@@ -2,7 +2,8 @@
 # expect_failure.sh [--within SECONDS] PATTERN COMMAND [ARGS...] — for jobs that must fail
 # cleanly: passes when COMMAND exits non-zero within SECONDS (default 60) and its output
 # (stdout and stderr) has a line matching the extended regex PATTERN. A hang fails (timeout),
-# so does success or a silent failure. Prints how long the job took to end.
+# so does success or a silent failure. Prints how long the job took to end. Its exit status is
+# the test's verdict: a PASS_REGULAR_EXPRESSION on the test would make ctest ignore it.
 set -u
 limit=60
 if [[ ${1:-} == --within ]]; then

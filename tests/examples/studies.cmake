@@ -6,7 +6,7 @@
 # CSV columns, finite numbers outside diverged runs, Pre-LN's loss fell) and prints the last
 # line only when all of it holds. (The plan line's ';' are matched by '.': a ';' would split the
 # expression into three, and any one of them matching, the plan line alone, would pass the test.)
-add_test(NAME examples.depth_study_smoke
+tapegrad_add_test(NAME examples.depth_study_smoke
   COMMAND depth_study --smoke --check --out ${CMAKE_BINARY_DIR}/examples/depth_study_test)
 set_tests_properties(examples.depth_study_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "plan: 2 seed\\(s\\). profile 4 x 2 depths at init. grid 5 placements x 2 depths x 1 lrs \\(\\+1 x depths 6\\).*depth_study: all checks passed \\([0-9]+ files"
@@ -21,7 +21,7 @@ set_tests_properties(examples.report_html_render PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out SKIP_RETURN_CODE 77 TIMEOUT 180)
 # --jobs 2: the same smoke plan in two worker processes gives the same records, in the same
 # order, as the one-process run above (only the seconds columns differ).
-add_test(NAME examples.depth_study_jobs_match
+tapegrad_add_test(NAME examples.depth_study_jobs_match
   COMMAND bash -c "\"$0\" --smoke --jobs 2 --out \"$1/depth_study_jobs_test\" > /dev/null &&
     cmp \"$1/depth_study_test/profile.csv\" \"$1/depth_study_jobs_test/profile.csv\" &&
     cmp \"$1/depth_study_test/skip.csv\" \"$1/depth_study_jobs_test/skip.csv\" &&
@@ -32,7 +32,7 @@ add_test(NAME examples.depth_study_jobs_match
 set_tests_properties(examples.depth_study_jobs_match PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "same records as one process")
 # A malformed --setups entry is refused, naming the part that is wrong.
-add_test(NAME examples.depth_study_rejects_setup COMMAND depth_study --smoke --setups tied:gpt2:15,tide:xavier:0)
+tapegrad_add_test(NAME examples.depth_study_rejects_setup REFUSAL COMMAND depth_study --smoke --setups tied:gpt2:15,tide:xavier:0)
 set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
   PASS_REGULAR_EXPRESSION "setup 'tide:xavier:0': the head is tied or untied, not 'tide'")
 # The sums the verdicts rest on (best lr, deepest trainable depth, droppable blocks, ...).
@@ -40,19 +40,19 @@ add_executable(depth_study_summary_test ${CMAKE_CURRENT_LIST_DIR}/depth_study_su
 target_link_libraries(depth_study_summary_test PRIVATE tapegrad_catch_main tapegrad_depth_study Catch2::Catch2)
 add_test(NAME examples.depth_study_summary COMMAND depth_study_summary_test)
 # An unknown placement is refused, naming it.
-add_test(NAME examples.depth_study_rejects_placement COMMAND depth_study --placements pre,postln --smoke)
+tapegrad_add_test(NAME examples.depth_study_rejects_placement REFUSAL COMMAND depth_study --placements pre,postln --smoke)
 set_tests_properties(examples.depth_study_rejects_placement PROPERTIES PASS_REGULAR_EXPRESSION "--placements: postln not in")
 
 # translate. Two tiny depths, 30 steps: the report files must exist, the values be finite and
 # the validation loss fall for every run that did not diverge; the last line only prints then.
-add_test(NAME examples.translate_smoke
+tapegrad_add_test(NAME examples.translate_smoke
   COMMAND translate --smoke --check --threads 1 --out ${CMAKE_BINARY_DIR}/examples/translate_test)
 set_tests_properties(examples.translate_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| post \\| 1 \\|.*\\| b2t \\| 2 \\|.*translate: check passed")
 
 # adaln_conditional. One tiny layer, 30 steps per variant: the report files must exist, the
 # values be finite and the validation loss fall for both variants; the last line only prints then.
-add_test(NAME examples.adaln_conditional_smoke
+tapegrad_add_test(NAME examples.adaln_conditional_smoke
   COMMAND adaln_conditional --smoke --check --threads 1 --out ${CMAKE_BINARY_DIR}/examples/adaln_conditional_test)
 set_tests_properties(examples.adaln_conditional_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "\\| adaln_zero \\| sort \\|.*\\| task_token \\| all \\|.*adaln_conditional: check passed")
