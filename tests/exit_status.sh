@@ -8,6 +8,8 @@
 #            at all, and above 128 a signal ended it (an uncaught exception aborts: 134).
 # On anything else it prints a line starting "exit_status: FAILED", which the test's
 # FAIL_REGULAR_EXPRESSION matches (tapegrad_add_test in the root CMakeLists.txt), and exits 1.
+# (tests/distributed/expect_failure.sh is the other wrapper: for jobs that must fail within a time
+# limit with a given line, where a signal may end them, as mpirun's ranks.)
 set -u
 expected=$1
 shift
