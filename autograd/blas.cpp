@@ -10,15 +10,19 @@
 #include <oneapi/dnnl/dnnl.h>
 #endif
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <type_traits>
 
+#include "blocked_sgemm.hpp"
 #include "env_switch.hpp"
 #include "errors.hpp"
 #include "gemm_census.hpp"
+#include "parallel.hpp"
 #include "profiler.hpp"
 
 namespace tapegrad {
@@ -144,6 +148,14 @@ void on_openblas(CblasGemm cblas_gemm, bool trans_a, bool trans_b, std::int64_t 
 
 // ---- the GEMM library per product (GemmBackend, blas.hpp)
 
+// Whether tapegrad's own kernel runs this float product (its rule: blocked_sgemm.cpp). A product
+// that runs as gemv never reaches it.
+bool runs_on_own_kernel(GemmBackend backend, bool trans_a, bool trans_b, std::int64_t M, std::int64_t N,
+                        std::int64_t K, float alpha, float beta) {
+  return backend == GemmBackend::tapegrad && !runs_as_gemv(M, N, K) &&
+         detail::blocked_sgemm_takes(trans_a, trans_b, M, N, K, alpha, beta);
+}
+
 std::atomic<int> chosen_backend{-1};  // a GemmBackend, or -1 before the first product
 std::mutex choosing;
 
@@ -173,6 +185,7 @@ bool runs_on_dnnl(GemmBackend backend, bool trans_a, bool trans_b, std::int64_t 
     case GemmBackend::openblas: return false;
     case GemmBackend::dnnl: return true;
     case GemmBackend::automatic: return auto_picks_dnnl(auto_rule(), trans_a, trans_b, M, N, K);
+    case GemmBackend::tapegrad: return false;
   }
   return false;
 }
@@ -218,6 +231,7 @@ bool auto_picks_dnnl(AutoRule rule, bool trans_a, [[maybe_unused]] bool trans_b,
 }
 
 bool gemm_backend_available(GemmBackend backend) {
+  if (backend == GemmBackend::tapegrad) return detail::blocked_sgemm_available();
   return backend == GemmBackend::openblas || has_dnnl;
 }
 
@@ -226,21 +240,25 @@ const char* gemm_backend_name(GemmBackend backend) {
     case GemmBackend::openblas: return "openblas";
     case GemmBackend::dnnl: return "dnnl";
     case GemmBackend::automatic: return "auto";
+    case GemmBackend::tapegrad: return "tapegrad";
   }
   return "?";
 }
 
 GemmBackend parse_gemm_backend(const std::string& text) {
-  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::dnnl, GemmBackend::automatic})
+  for (GemmBackend b : {GemmBackend::openblas, GemmBackend::dnnl, GemmBackend::automatic, GemmBackend::tapegrad})
     if (text == gemm_backend_name(b)) return b;
-  throw ValueError("GEMM backend '" + text + "': expected openblas, dnnl or auto");
+  throw ValueError("GEMM backend '" + text + "': expected openblas, dnnl, auto or tapegrad");
 }
 
 namespace {
 void require_available(GemmBackend backend, const std::string& who) {
-  if (!gemm_backend_available(backend))
-    throw ValueError(who + ": this tapegrad was built without oneDNN; configure with -DTAPEGRAD_WITH_DNNL=ON "
-                           "(Debian: libdnnl-dev) or use openblas");
+  if (gemm_backend_available(backend)) return;
+  if (backend == GemmBackend::tapegrad)
+    throw ValueError(who + ": this tapegrad was built without AVX-512, which its own GEMM kernel needs; configure "
+                           "with -DTAPEGRAD_NATIVE=ON on an AVX-512 CPU or use openblas");
+  throw ValueError(who + ": this tapegrad was built without oneDNN; configure with -DTAPEGRAD_WITH_DNNL=ON "
+                         "(Debian: libdnnl-dev) or use openblas");
 }
 }  // namespace
 
@@ -252,7 +270,7 @@ GemmBackend gemm_backend_from_env() {
   try {
     backend = parse_gemm_backend(env);
   } catch (const ValueError&) {
-    throw ValueError(who + ": expected openblas, dnnl or auto");
+    throw ValueError(who + ": expected openblas, dnnl, auto or tapegrad");
   }
   require_available(backend, who);
   return backend;
@@ -281,6 +299,7 @@ GemmBackend gemm_backend_for([[maybe_unused]] bool trans_a, [[maybe_unused]] boo
                              std::int64_t N, std::int64_t K) {
   const GemmBackend backend = gemm_backend();
   if (runs_as_gemv(M, N, K)) return GemmBackend::openblas;
+  if (runs_on_own_kernel(backend, trans_a, trans_b, M, N, K, 1.0f, 0.0f)) return GemmBackend::tapegrad;
 #if TAPEGRAD_HAS_DNNL
   if (runs_on_dnnl(backend, trans_a, trans_b, M, N, K)) return GemmBackend::dnnl;
 #else
@@ -297,13 +316,17 @@ void gemm<float>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std
   GemmCensusEntry census(DType::float32, trans_a, trans_b, M, N, K);
   profiler::GemmTimer timed;
   if (as_gemv(cblas_sgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
+  if (runs_on_own_kernel(backend, trans_a, trans_b, M, N, K, alpha, beta)) {
+    detail::blocked_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, nullptr, beta == 1.0f, C, ldc);
+    return;
+  }
 #if TAPEGRAD_HAS_DNNL
   if (runs_on_dnnl(backend, trans_a, trans_b, M, N, K)) {
     dnnl_gemm(trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
     return;
   }
 #else
-  (void)backend;  // always openblas here; read above so that a bad TAPEGRAD_GEMM_BACKEND is reported
+  (void)backend;  // no oneDNN in this build
 #endif
   on_openblas(cblas_sgemm, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
@@ -318,6 +341,28 @@ void gemm<double>(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, st
   if (as_gemv(cblas_dgemv, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc)) return;
   on_openblas(cblas_dgemm, trans_a, trans_b, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
 }
+
+template <typename T>
+void gemm_with_bias(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, const T* A,
+                    std::int64_t lda, const T* B, std::int64_t ldb, const T* bias, T* C, std::int64_t ldc) {
+  if constexpr (std::is_same_v<T, float>) {
+    if (runs_on_own_kernel(gemm_backend(), trans_a, trans_b, M, N, K, 1.0f, 1.0f)) {
+      GemmCensusEntry census(DType::float32, trans_a, trans_b, M, N, K);
+      profiler::GemmTimer timed;
+      detail::blocked_sgemm(trans_a, trans_b, M, N, K, A, lda, B, ldb, bias, false, C, ldc);
+      return;
+    }
+  }
+  // a pass over C at memory speed, shared by the threads (on one: 9 ms of M's 2-thread step)
+#pragma omp parallel for if (M * N > kParallelGrain)
+  for (std::int64_t r = 0; r < M; ++r) std::copy(bias, bias + N, C + r * ldc);
+  gemm<T>(trans_a, trans_b, M, N, K, T(1), A, lda, B, ldb, T(1), C, ldc);
+}
+
+template void gemm_with_bias<float>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const float*, std::int64_t,
+                                    const float*, std::int64_t, const float*, float*, std::int64_t);
+template void gemm_with_bias<double>(bool, bool, std::int64_t, std::int64_t, std::int64_t, const double*,
+                                     std::int64_t, const double*, std::int64_t, const double*, double*, std::int64_t);
 
 }  // namespace blas
 

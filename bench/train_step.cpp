@@ -117,21 +117,24 @@ int main(int argc, char** argv) {
   app.add_option("--floor-seconds", floor_seconds, "seconds of timing per GEMM shape for --floor")
       ->capture_default_str()->check(cli::positive);
   app.add_option("--floor-backend", floor_backend, "the GEMM library whose rates make the floor: same (the step's own, "
-                 "TAPEGRAD_GEMM_BACKEND), or openblas, dnnl or auto (e.g. a step on oneDNN against OpenBLAS's floor, "
-                 "the reference of bench/README.md)")
+                 "TAPEGRAD_GEMM_BACKEND), or openblas, dnnl, auto or tapegrad (e.g. a step on oneDNN against "
+                 "OpenBLAS's floor, the reference of bench/README.md)")
       ->capture_default_str()
       ->check(CLI::Validator(
           [](std::string& text) -> std::string {
             if (text == "same") return "";
             try {  // the library's own names (blas::parse_gemm_backend), then whether this build has it
-              return blas::gemm_backend_available(blas::parse_gemm_backend(text))
-                         ? ""
+              const blas::GemmBackend backend = blas::parse_gemm_backend(text);
+              if (blas::gemm_backend_available(backend)) return "";
+              return backend == blas::GemmBackend::tapegrad
+                         ? "'" + text + "' needs AVX-512, and this tapegrad was built without it (-DTAPEGRAD_NATIVE=ON "
+                           "on an AVX-512 CPU)"
                          : "'" + text + "' needs oneDNN, and this tapegrad was built without it (-DTAPEGRAD_WITH_DNNL=ON)";
             } catch (const ValueError&) {
-              return "must be same, openblas, dnnl or auto, got '" + text + "'";
+              return "must be same, openblas, dnnl, auto or tapegrad, got '" + text + "'";
             }
           },
-          "same|openblas|dnnl|auto", ""));
+          "same|openblas|dnnl|auto|tapegrad", ""));
   CLI11_PARSE(app, argc, argv);
   const blas::GemmBackend step_backend = blas::gemm_backend();
   const blas::GemmBackend floor_library = floor_backend == "same" ? step_backend : blas::parse_gemm_backend(floor_backend);

@@ -4,29 +4,29 @@
 //   forward:  out (N, F) = a (N, K) · Wᵀ + bias      W (F, K), all row-major
 //   backward: da (N, K) = dout (N, F) · W             (linear_grad_input)
 //             dW (F, K) = doutᵀ (F, N) · a (N, K)     (linear_grad_weight)
-// Every forward row starts from the bias and gemm adds a·Wᵀ to it (beta = 1): PyTorch's addmm
-// order. The gradient of the bias, Σ_rows dout, is sum() over dim 0 at the callers.
+// Every forward row is the bias plus a·Wᵀ (blas::gemm_with_bias): PyTorch's addmm order. The gradient of the bias, Σ_rows dout, is sum() over dim 0 at the callers.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
 #include "../blas.hpp"
-#include "../parallel.hpp"
 
 namespace tapegrad {
 
 // bias may be nullptr (no bias). With K = 0 the product is zero: out is the bias, or zeros.
 template <typename T>
 void linear_forward(T* out, const T* a, const T* w, const T* bias, std::int64_t N, std::int64_t K, std::int64_t F) {
-  T beta = T(0);
-  if (bias) {  // a pass over out at memory speed, shared by the threads (on one: 9 ms of M's 2-thread step)
-#pragma omp parallel for if (N * F > kParallelGrain)
-    for (std::int64_t r = 0; r < N; ++r) std::copy(bias, bias + F, out + r * F);
-    beta = T(1);
+  if (N == 0 || F == 0) return;
+  if (K == 0) {  // no product: the bias in every row, or zeros
+    for (std::int64_t r = 0; r < N; ++r) {
+      if (bias) std::copy(bias, bias + F, out + r * F);
+      else std::fill(out + r * F, out + (r + 1) * F, T(0));
+    }
+    return;
   }
-  if (K > 0 && N > 0) blas::gemm<T>(false, true, N, F, K, T(1), a, K, w, K, beta, out, F);
-  else if (!bias) std::fill(out, out + N * F, T(0));
+  if (bias) blas::gemm_with_bias<T>(false, true, N, F, K, a, K, w, K, bias, out, F);
+  else blas::gemm<T>(false, true, N, F, K, T(1), a, K, w, K, T(0), out, F);
 }
 
 // da = dout · W. Writes nothing when N, K or F is 0: the caller's buffer must then be zeros
