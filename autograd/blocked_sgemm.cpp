@@ -23,7 +23,7 @@ namespace tapegrad::detail {
 namespace {
 
 // The rule of GemmBackend::tapegrad, measured on an Intel Xeon (family 6, model 207) at one thread
-// against cblas_sgemm with SkylakeX kernels (bench/README.md, "tapegrad's own GEMM"): on S's
+// against cblas_sgemm with SkylakeX kernels (bench/README.md, "tapegrad's own GEMM, built"): on S's
 // products (up to 512x128x512, 2^25 multiply-adds) it took 0.85-0.95 of OpenBLAS's time, NN, NT
 // and TN alike, in the cache or not. On M's (from 2048x384x384, 2^28) it was no faster inside
 // the library (NN 2048x384x1536 157.0 against 157.2 GFLOP/s) and its TN products slower (A's
@@ -126,7 +126,8 @@ inline void tile(const float* a, std::int64_t lda, const float* panel, std::int6
     // A stored (K, M): each k's 12 elements are on a line of their own, lda floats from the last,
     // and with lda a multiple of 512 they fall into few cache sets; asking for the line 8 steps
     // ahead took TN 512x128x512 from 1.03 to 0.93 of OpenBLAS's time (4 and 12: no better).
-    if (TransA && k + kPrefetchAhead < kc) _mm_prefetch(reinterpret_cast<const char*>(a + (k + kPrefetchAhead) * lda), _MM_HINT_T0);
+    if (TransA && k + kPrefetchAhead < kc)
+      _mm_prefetch(reinterpret_cast<const char*>(a + (k + kPrefetchAhead) * lda), _MM_HINT_T0);
     const __m512 b_lo = _mm512_load_ps(panel + k * kPanel), b_hi = _mm512_load_ps(panel + k * kPanel + 16);
 #pragma GCC unroll 12
     for (int r = 0; r < Rows; ++r) {
@@ -212,8 +213,8 @@ void blocked_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, const f
 
 #endif
 
-bool blocked_sgemm_takes([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K,
-                         float alpha, float beta) {
+bool blocked_sgemm_takes([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
+                         std::int64_t N, std::int64_t K, float alpha, float beta) {
   if (!blocked_sgemm_available() || alpha != 1.0f || (beta != 0.0f && beta != 1.0f)) return false;
   if (omp_get_max_threads() != 1 && !omp_in_parallel()) return false;  // one thread: OpenBLAS splits it otherwise
   if (M <= 0 || N <= 0 || K <= 0) return false;

@@ -4,7 +4,8 @@
 //   forward:  out (N, F) = a (N, K) · Wᵀ + bias      W (F, K), all row-major
 //   backward: da (N, K) = dout (N, F) · W             (linear_grad_input)
 //             dW (F, K) = doutᵀ (F, N) · a (N, K)     (linear_grad_weight)
-// Every forward row is the bias plus a·Wᵀ (blas::gemm_with_bias): PyTorch's addmm order. The gradient of the bias, Σ_rows dout, is sum() over dim 0 at the callers.
+// Every forward row is the bias plus a·Wᵀ (blas::gemm_with_bias): PyTorch's addmm order. The
+// gradient of the bias, Σ_rows dout, is sum() over dim 0 at the callers.
 #pragma once
 
 #include <algorithm>
