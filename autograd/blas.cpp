@@ -294,7 +294,8 @@ GemmBackend gemm_backend() {
   return GemmBackend(chosen);
 }
 
-// The transposes reach only the rule of a build with oneDNN.
+// The transposes reach the rules of oneDNN (a build with it) and of tapegrad's kernel (which
+// ignores them today).
 GemmBackend gemm_backend_for([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
                              std::int64_t N, std::int64_t K) {
   const GemmBackend backend = gemm_backend();

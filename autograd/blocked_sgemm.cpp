@@ -64,7 +64,6 @@ constexpr int kPanel = 32;
 constexpr std::int64_t kColumnBlock = 512;
 constexpr std::int64_t kPrefetchAhead = 8;
 
-
 // ---- packing op(B): kc × nc as panels of 32 columns, k-major, zeros past nc
 
 // The panel buffer of this thread, grown to the largest block once (no allocation per product).
