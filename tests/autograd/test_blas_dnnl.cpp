@@ -8,44 +8,21 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <optional>
 #include <string>
 #include <vector>
 
 #include <tapegrad/autograd/blas.hpp>
 
+#include "support/blas_guards.hpp"
 #include "support/naive_gemm.hpp"
 #include <tapegrad/autograd/errors.hpp>
 
 using namespace tapegrad;
 using blas::GemmBackend;
+using tapegrad::testing::BackendEnvGuard;
+using tapegrad::testing::BackendGuard;
 
 namespace {
-
-// Restores the backend chosen before the test.
-struct BackendGuard {
-  GemmBackend saved = blas::gemm_backend();
-  ~BackendGuard() { blas::set_gemm_backend(saved); }
-};
-
-// Sets TAPEGRAD_GEMM_BACKEND for one scope (unset when `value` is empty), then restores it.
-struct EnvGuard {
-  std::optional<std::string> saved;
-  explicit EnvGuard(const std::string& value) {
-    if (const char* old = std::getenv("TAPEGRAD_GEMM_BACKEND")) saved = old;
-    if (value.empty())
-      unsetenv("TAPEGRAD_GEMM_BACKEND");
-    else
-      setenv("TAPEGRAD_GEMM_BACKEND", value.c_str(), 1);
-  }
-  ~EnvGuard() {
-    if (saved)
-      setenv("TAPEGRAD_GEMM_BACKEND", saved->c_str(), 1);
-    else
-      unsetenv("TAPEGRAD_GEMM_BACKEND");
-  }
-};
-
 
 using Problem = tapegrad::testing::GemmProblem<float>;
 
@@ -181,19 +158,19 @@ TEST_CASE("blas::parse_gemm_backend and TAPEGRAD_GEMM_BACKEND name a bad value",
   CHECK_THROWS_AS(blas::parse_gemm_backend("automatic"), ValueError);
   CHECK_THROWS_WITH(blas::parse_gemm_backend("mkl"), Catch::Contains("'mkl'") && Catch::Contains("openblas, dnnl, auto or tapegrad"));
   {
-    EnvGuard env("");  // unset: automatic is the default of a build with oneDNN
+    BackendEnvGuard env("");  // unset: automatic is the default of a build with oneDNN
     CHECK(blas::gemm_backend_from_env() == GemmBackend::automatic);
   }
   {
-    EnvGuard env("openblas");
+    BackendEnvGuard env("openblas");
     CHECK(blas::gemm_backend_from_env() == GemmBackend::openblas);
   }
   {
-    EnvGuard env("dnnl");
+    BackendEnvGuard env("dnnl");
     CHECK(blas::gemm_backend_from_env() == GemmBackend::dnnl);
   }
   {
-    EnvGuard env("DNNL");  // names are lower case
+    BackendEnvGuard env("DNNL");  // names are lower case
     CHECK_THROWS_WITH(blas::gemm_backend_from_env(),
                       Catch::Contains("TAPEGRAD_GEMM_BACKEND=DNNL") && Catch::Contains("openblas, dnnl, auto or tapegrad"));
   }

@@ -14,18 +14,14 @@
 
 #include <tapegrad/autograd/blas.hpp>
 
+#include "support/blas_guards.hpp"
 #include "support/naive_gemm.hpp"
 
 using namespace tapegrad;
 using tapegrad::testing::GemmProblem;
+using tapegrad::testing::ThreadCountGuard;
 
 namespace {
-
-// Restores the thread count when the test case ends, whatever it set.
-struct ThreadCountGuard {
-  int saved = get_num_threads();
-  ~ThreadCountGuard() { set_num_threads(saved); }
-};
 
 template <typename T>
 void check_shape(bool ta, bool tb, int M, int N, int K, T beta, bool inside_region) {

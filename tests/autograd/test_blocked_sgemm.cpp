@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,35 +19,17 @@
 #include <tapegrad/autograd/blocked_sgemm.hpp>
 #include <tapegrad/autograd/errors.hpp>
 
+#include "support/blas_guards.hpp"
 #include "support/naive_gemm.hpp"
 
 using namespace tapegrad;
 using blas::GemmBackend;
+using tapegrad::testing::BackendEnvGuard;
+using tapegrad::testing::BackendGuard;
 using tapegrad::testing::GemmProblem;
+using tapegrad::testing::ThreadCountGuard;
 
 namespace {
-
-struct BackendGuard {
-  GemmBackend saved = blas::gemm_backend();
-  ~BackendGuard() { blas::set_gemm_backend(saved); }
-};
-
-struct ThreadCountGuard {
-  int saved = get_num_threads();
-  ~ThreadCountGuard() { set_num_threads(saved); }
-};
-
-struct EnvGuard {  // TAPEGRAD_GEMM_BACKEND for one scope
-  std::optional<std::string> saved;
-  explicit EnvGuard(const std::string& value) {
-    if (const char* old = std::getenv("TAPEGRAD_GEMM_BACKEND")) saved = old;
-    setenv("TAPEGRAD_GEMM_BACKEND", value.c_str(), 1);
-  }
-  ~EnvGuard() {
-    if (saved) setenv("TAPEGRAD_GEMM_BACKEND", saved->c_str(), 1);
-    else unsetenv("TAPEGRAD_GEMM_BACKEND");
-  }
-};
 
 // N values for a bias, none of them small against the products.
 std::vector<float> bias_of(int N) {
@@ -198,7 +179,7 @@ TEST_CASE("GemmBackend::tapegrad: its name, TAPEGRAD_GEMM_BACKEND, and the libra
   CHECK(std::string(blas::gemm_backend_name(GemmBackend::tapegrad)) == "tapegrad");
   CHECK_THROWS_WITH(blas::parse_gemm_backend("own"), Catch::Contains("openblas, dnnl, auto or tapegrad"));
   CHECK(blas::gemm_backend_available(GemmBackend::tapegrad) == detail::blocked_sgemm_available());
-  EnvGuard env("tapegrad");
+  BackendEnvGuard env("tapegrad");
   if (!detail::blocked_sgemm_available()) {
     CHECK_THROWS_WITH(blas::gemm_backend_from_env(),
                       Catch::Contains("TAPEGRAD_GEMM_BACKEND=tapegrad") && Catch::Contains("without AVX-512"));
