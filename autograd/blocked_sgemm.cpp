@@ -81,16 +81,25 @@ float* panel_buffer(std::int64_t floats) {
   return buffer.get();
 }
 
+// Which of a panel's 32 columns exist when only `width` do: a mask for each half of 16.
+struct ColumnMasks {
+  __mmask16 lo, hi;
+};
+
+ColumnMasks column_masks(int width) {
+  return {static_cast<__mmask16>(width >= 16 ? 0xFFFF : (1u << width) - 1),
+          static_cast<__mmask16>(width >= kPanel ? 0xFFFF : width > 16 ? (1u << (width - 16)) - 1 : 0)};
+}
+
 // Columns [j0, j0 + width) of B's rows [k0, k0 + kc), B stored (K, N): each row's 32 floats are
 // contiguous, two vector loads (masked past the last column).
 void pack_rows(float* panel, const float* B, std::int64_t ldb, std::int64_t k0, std::int64_t kc, std::int64_t j0,
                int width) {
-  const __mmask16 lo = width >= 16 ? 0xFFFF : (1u << width) - 1;
-  const __mmask16 hi = width >= kPanel ? 0xFFFF : width > 16 ? (1u << (width - 16)) - 1 : 0;
+  const ColumnMasks m = column_masks(width);
   for (std::int64_t k = 0; k < kc; ++k) {
     const float* row = B + (k0 + k) * ldb + j0;
-    _mm512_store_ps(panel + k * kPanel, _mm512_maskz_loadu_ps(lo, row));
-    _mm512_store_ps(panel + k * kPanel + 16, _mm512_maskz_loadu_ps(hi, row + 16));
+    _mm512_store_ps(panel + k * kPanel, _mm512_maskz_loadu_ps(m.lo, row));
+    _mm512_store_ps(panel + k * kPanel + 16, _mm512_maskz_loadu_ps(m.hi, row + 16));
   }
 }
 
@@ -152,10 +161,8 @@ template <int Rows, bool TransA>
 void band(const float* a, std::int64_t lda, const float* panels, std::int64_t kc, std::int64_t nc, float* c,
           std::int64_t ldc, bool add_to_c, const float* bias) {
   for (std::int64_t j = 0; j < nc; j += kPanel) {
-    const int width = static_cast<int>(std::min<std::int64_t>(kPanel, nc - j));
-    const __mmask16 lo = width >= 16 ? 0xFFFF : (1u << width) - 1;
-    const __mmask16 hi = width >= kPanel ? 0xFFFF : width > 16 ? (1u << (width - 16)) - 1 : 0;
-    tile<Rows, TransA>(a, lda, panels + j * kc, kc, c + j, ldc, {add_to_c, bias ? bias + j : nullptr}, lo, hi);
+    const ColumnMasks m = column_masks(static_cast<int>(std::min<std::int64_t>(kPanel, nc - j)));
+    tile<Rows, TransA>(a, lda, panels + j * kc, kc, c + j, ldc, {add_to_c, bias ? bias + j : nullptr}, m.lo, m.hi);
   }
 }
 
