@@ -1,6 +1,6 @@
 // numbers_fingerprint.cpp — a few AdamW steps of 53 model configurations (every placement ×
 // norm, dropout, the inits, residual scales, B2T scaling, AdaLN, AdaLN-Zero, seq2seq; float32
-// and float64; one of S's size), the losses and parameter sums printed as hex floats. A refactor that must not
+// and float64; config S), the losses and parameter sums printed as hex floats. A refactor that must not
 // change numbers builds it against the library before and after and diffs the outputs, which
 // must be identical (same machine, same OPENBLAS_CORETYPE, OMP_NUM_THREADS=1):
 //
@@ -11,10 +11,12 @@
 // -march=native -I <old build>/include numbers_fingerprint.cpp <old build>/libtapegrad.a
 // -fopenmp $(pkg-config --libs openblas)).
 // It uses only the configs' public fields, so that one source builds against both versions.
-// The last line, a model of S's size, has products large enough for tapegrad's own GEMM
+// The last line, config S (bench_configs.hpp), has products large enough for tapegrad's own GEMM
 // (GemmBackend::tapegrad): tests/scripts/fingerprint_on_backends.sh diffs the output on openblas
 // and on tapegrad, which must be identical too. The BLAS kernels' family goes to stderr.
 #include <tapegrad/tapegrad.hpp>
+
+#include "bench_configs.hpp"
 
 #include <cstdio>
 #include <string>
@@ -104,25 +106,20 @@ void s2s(const std::string& name, nn::Placement p, DType dtype, double dropout) 
   });
 }
 
-// A language model of S's size (bench/bench_configs.hpp: 4 layers there, 2 here; d_model 128,
-// T 64, batch 8): its products (512x128x512 and the like) are those tapegrad's own GEMM takes.
-void lm_of_s_size() {
+// Config S itself (bench_configs.hpp, the model train_step times): its products (512x128x512 and
+// the like) are those tapegrad's own GEMM takes.
+void lm_s() {
   manual_seed(11);
-  nn::TransformerLMConfig c;
-  c.vocab_size = 256;
-  c.max_seq_len = 64;
-  c.n_layers = 2;
-  c.block.d_model = 128;
-  c.block.n_heads = 4;
-  c.block.d_ff = 512;
-  nn::TransformerLM model(c);
+  const bench::BenchConfig s = bench::config_named("S");
+  nn::TransformerLM model(bench::lm_config_of(s));
   Generator gen(5);
-  run("lm pre layernorm f32, S's size", model, [&] {
+  run("lm S f32", model, [&] {
+    const std::int64_t tokens = s.batch * s.seq_len;
     std::vector<std::int64_t> ids, tgt;
-    for (int i = 0; i < 8 * 64; ++i) ids.push_back(static_cast<std::int64_t>(gen.next_below(256)));
-    for (int i = 0; i < 8 * 64; ++i) tgt.push_back(static_cast<std::int64_t>(gen.next_below(256)));
-    Tensor x = Tensor::from_vector(ids, {8, 64}), y = Tensor::from_vector(tgt, {8 * 64});
-    return cross_entropy(model.forward(x).reshape({8 * 64, 256}), y);
+    for (std::int64_t i = 0; i < tokens; ++i) ids.push_back(static_cast<std::int64_t>(gen.next_below(s.vocab)));
+    for (std::int64_t i = 0; i < tokens; ++i) tgt.push_back(static_cast<std::int64_t>(gen.next_below(s.vocab)));
+    Tensor x = Tensor::from_vector(ids, {s.batch, s.seq_len}), y = Tensor::from_vector(tgt, {tokens});
+    return cross_entropy(model.forward(x).reshape({tokens, s.vocab}), y);
   });
 }
 
@@ -152,5 +149,5 @@ int main() {
     for (P p : {P::post, P::pre, P::b2t, P::deepnorm, P::none})
       s2s("s2s " + nn::placement_name(p) + d, p, dt, 0.1);
   }
-  lm_of_s_size();
+  lm_s();
 }
