@@ -34,26 +34,34 @@ inline float exp_float_clamped(float x) {
   constexpr float kLn2Lo = -2.12194440e-4f;       // ln 2 − kLn2Hi
   constexpr float kRound = 12582912.0f;           // 1.5·2²³: adding it rounds to an integer
   // Plain * and + (no std::fma: without an FMA instruction in the target it is a library call).
-  const float xc = x < kExpMin ? kExpMin : x > kExpMax ? kExpMax : x;
+  // The clamp as two selects, one bound each: GCC makes them a max and a min, where the nested
+  // ?: became compares and blends after the exp (GELU's forward pass 3% slower). A NaN passes
+  // both, as before.
+  float xc = x < kExpMin ? kExpMin : x;
+  xc = xc > kExpMax ? kExpMax : xc;
   const float n = (xc * kLog2e + kRound) - kRound;
   const float r = (xc - n * kLn2Hi) - n * kLn2Lo;  // n·kLn2Hi is exact
-  // Horner: 1 + r(1 + r/2(1 + r/3(1 + ... (1 + r/7))))
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  // n reaches 128 near kExpMax, where 2ⁿ is no float: build 2^(n−1) from its bits and scale p by
-  // 2 first, (2p)·2^(n−1). Both products are exact scalings, so for n ≤ 127 this is p·2ⁿ to
-  // the bit. (2^(n−1)·2 first would overflow to inf at n = 128: exp(88.4) came out inf.) At the
-  // low end n = −126 gives 2^(n−1) the bits of 0: exp(x) is 0 below x ≈ −86.99 (so also for
-  // every x clamped to kExpMin), results under 1.7e-38 flushed to zero.
+  // Horner for 2p, p = 1 + r(1 + r/2(1 + r/3(1 + ... (1 + r/7)))): every coefficient doubled, so
+  // every step is the one for p times 2, exactly (doubling commutes with rounding), and 2p
+  // costs no multiplication of its own.
+  float p2 = 2.0f / 5040;
+  p2 = p2 * r + 2.0f / 720;
+  p2 = p2 * r + 2.0f / 120;
+  p2 = p2 * r + 2.0f / 24;
+  p2 = p2 * r + 2.0f / 6;
+  p2 = p2 * r + 1.0f;
+  p2 = p2 * r + 2.0f;
+  p2 = p2 * r + 2.0f;
+  // n reaches 128 near kExpMax, where 2ⁿ is no float: build 2^(n−1) from its bits and multiply
+  // 2p by it. Both are exact scalings, so for n ≤ 127 this is p·2ⁿ to the bit. (2^(n−1)·2 first
+  // would overflow to inf at n = 128: exp(88.4) came out inf.) At the low end n = −126 gives
+  // 2^(n−1) the bits of 0: exp(x) is 0 below x ≈ −86.99 (so also for every x clamped to
+  // kExpMin), results under 1.7e-38 flushed to zero.
+  // (The two rewrites above give the same bits for all 2³² floats, checked against the code
+  // before them: GELU's forward pass over 512 × 512 ran 141 → 126 µs.)
   const std::int32_t ni = static_cast<std::int32_t>(n);
   const float two_n_minus_1 = std::bit_cast<float>((ni + 126) << 23);
-  return (p * 2.0f) * two_n_minus_1;
+  return p2 * two_n_minus_1;
 }
 
 inline float exp_float(float x) {
@@ -78,9 +86,12 @@ inline T exp(T x) {
 // (GELU), not as a general tanh. Its exp needs no inf: above the clamp e^{2u} ≈ 3.4e38 gives
 // tanh u = 1 as inf would, and a NaN u gives a NaN GELU through its factor x anyway (GELU's
 // forward 12% faster, the same bits for every other input).
+// tanh u from 2u, for a caller that makes 2u in one product (GELU's tanh_of, gelu.hpp).
+inline float tanh_for_gelu_of_2u(float two_u) { return 1.0f - 2.0f / (exp_float_clamped(two_u) + 1.0f); }
+
 template <typename T>
 inline T tanh_for_gelu(T u) {
-  if constexpr (std::is_same_v<T, float>) return 1.0f - 2.0f / (exp_float_clamped(2.0f * u) + 1.0f);
+  if constexpr (std::is_same_v<T, float>) return tanh_for_gelu_of_2u(2.0f * u);
   else return std::tanh(u);
 }
 

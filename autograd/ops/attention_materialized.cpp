@@ -299,19 +299,31 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         });
         if (cfg.seeds)  // dP = dPd ⊙ M
           for (std::int64_t i = 0; i < n; ++i) dP[i] = keep[i] ? dP[i] * keep_scale : T(0);
-        // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP
-        for (std::int64_t i = 0; i < d.Tq; ++i) {
-          const T* p_row = P + i * d.Tk;
-          T* ds_row = dP + i * d.Tk;
-          const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
-          double dot = 0;
+        // dS = P ⊙ (dP − rowsum(dP ⊙ P)): the softmax Jacobian-vector product, in place in dP.
+        // The row sums of a group of rows first, then their rows of dS: the sums end in chains
+        // of dependent additions, which overlap across a group (softmax_rows, above). Each row
+        // computes what it did alone: the same bits.
+        for (std::int64_t i0 = 0; i0 < d.Tq; i0 += kSoftmaxRowGroup) {
+          const std::int64_t i1 = std::min(i0 + kSoftmaxRowGroup, d.Tq);
+          T row_dot[kSoftmaxRowGroup];
+          for (std::int64_t i = i0; i < i1; ++i) {
+            const T* p_row = P + i * d.Tk;
+            const T* dp_row = dP + i * d.Tk;
+            const std::int64_t end = visible_end(i, d, cfg);  // P = 0 beyond: so is dS
+            double dot = 0;
 #pragma omp simd reduction(+ : dot)
-          for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(ds_row[j]) * p_row[j];
-          const T row_dot = static_cast<T>(dot);
-          const std::int64_t padded = vector_end<T>(end, d.Tk);
+            for (std::int64_t j = 0; j < end; ++j) dot += static_cast<double>(dp_row[j]) * p_row[j];
+            row_dot[i - i0] = static_cast<T>(dot);
+          }
+          for (std::int64_t i = i0; i < i1; ++i) {
+            const T* p_row = P + i * d.Tk;
+            T* ds_row = dP + i * d.Tk;
+            const T dot = row_dot[i - i0];
+            const std::int64_t end = visible_end(i, d, cfg), padded = vector_end<T>(end, d.Tk);
 #pragma omp simd
-          for (std::int64_t j = 0; j < padded; ++j) ds_row[j] = p_row[j] * (ds_row[j] - row_dot);
-          std::fill(ds_row + end, ds_row + d.Tk, T(0));
+            for (std::int64_t j = 0; j < padded; ++j) ds_row[j] = p_row[j] * (ds_row[j] - dot);
+            std::fill(ds_row + end, ds_row + d.Tk, T(0));
+          }
         }
         // dQ (Tq, D) = dS (Tq, Tk) · k (Tk, D) · scale
         if (dq)

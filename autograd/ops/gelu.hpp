@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <numbers>
+#include <type_traits>
 
 #include "../vec_math.hpp"
 
@@ -35,10 +36,15 @@ inline T exact_slope(T x) {
   return cdf + x * pdf;
 }
 
-// tanh u of the tanh form, vectorizable for float (vec::tanh_for_gelu).
+// tanh u of the tanh form, vectorizable for float (vec::tanh_for_gelu). For float the exp wants
+// 2u: (2·√(2/π))·v is 2·(√(2/π)·v) to the bit (doubling is exact, the constant's too) unless
+// √(2/π)·v is subnormal, where tanh u comes out 0 either way, so it is one product instead of
+// two. (GELU's value is the same for all 2³² floats, checked against the two products.)
 template <typename T>
 inline T tanh_of(T x) {
-  return vec::tanh_for_gelu(T(kTanhScale) * (x + T(kTanhCubic) * x * x * x));
+  const T v = x + T(kTanhCubic) * x * x * x;
+  if constexpr (std::is_same_v<T, float>) return vec::tanh_for_gelu_of_2u(static_cast<float>(2 * kTanhScale) * v);
+  else return vec::tanh_for_gelu(T(kTanhScale) * v);
 }
 
 // The value and the slope from x and t = tanh u: a pass that needs both computes t once.
