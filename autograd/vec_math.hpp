@@ -86,7 +86,8 @@ inline T exp(T x) {
 // (GELU), not as a general tanh. Its exp needs no inf: above the clamp e^{2u} ≈ 3.4e38 gives
 // tanh u = 1 as inf would, and a NaN u gives a NaN GELU through its factor x anyway (GELU's
 // forward 12% faster, the same bits for every other input).
-// tanh u from 2u, for a caller that makes 2u in one product (GELU's tanh_of, gelu.hpp).
+// For float it is computed from 2u: tanh_for_gelu_of_2u serves a caller that makes 2u in one
+// product (GELU's tanh_of, gelu.hpp), tanh_for_gelu doubles u itself.
 inline float tanh_for_gelu_of_2u(float two_u) { return 1.0f - 2.0f / (exp_float_clamped(two_u) + 1.0f); }
 
 template <typename T>
