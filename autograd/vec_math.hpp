@@ -44,7 +44,7 @@ inline float exp_float_clamped(float x) {
   constexpr float kLn2Hi = 0.693359375f;          // ln 2 to 10 bits: n·kLn2Hi is exact
   constexpr float kLn2Lo = -2.12194440e-4f;       // ln 2 − kLn2Hi
   constexpr float kRound = 12582912.0f;           // 1.5·2²³: adding it rounds to an integer
-  constexpr std::uint32_t kRoundBits = 0x4B400000;  // kRound's bits: those of kRound + n are kRoundBits + n
+  constexpr auto kRoundBits = std::bit_cast<std::uint32_t>(kRound);  // those of kRound + n are kRoundBits + n
   // Plain * and + (no std::fma: without an FMA instruction in the target it is a library call).
   // The clamp as two selects, one bound each, the bounds out of sight (above): a max and a
   // min. A NaN passes both, as before.
