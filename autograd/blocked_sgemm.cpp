@@ -128,7 +128,11 @@ struct TileEnd {
 template <int Rows, bool TransA>
 inline void tile(const float* a, std::int64_t lda, const float* panel, std::int64_t kc, float* c, std::int64_t ldc,
                  TileEnd end, __mmask16 lo, __mmask16 hi) {
+  // Every loop over the rows is unrolled, so each sum is a register of its own: with one loop left
+  // rolled, GCC kept the arrays on the stack, zeroed them with two calls to memset and stored and
+  // reloaded all 24 sums after the k loop (some 5% of S's products on a Zen 5 core).
   __m512 sum_lo[Rows], sum_hi[Rows];
+#pragma GCC unroll 12
   for (int r = 0; r < Rows; ++r) sum_lo[r] = sum_hi[r] = _mm512_setzero_ps();
   for (std::int64_t k = 0; k < kc; ++k) {
     // A stored (K, M): each k's 12 elements are on a line of their own, lda floats from the last,
@@ -147,6 +151,7 @@ inline void tile(const float* a, std::int64_t lda, const float* panel, std::int6
   // sum + 0 (no bias) as OpenBLAS's zeroed C plus its sum: the same bits, -0 included.
   const __m512 base_lo = end.bias ? _mm512_maskz_loadu_ps(lo, end.bias) : _mm512_setzero_ps();
   const __m512 base_hi = end.bias ? _mm512_maskz_loadu_ps(hi, end.bias + 16) : _mm512_setzero_ps();
+#pragma GCC unroll 12
   for (int r = 0; r < Rows; ++r) {
     float* row = c + r * ldc;
     const __m512 old_lo = end.add_to_c ? _mm512_maskz_loadu_ps(lo, row) : base_lo;
