@@ -129,9 +129,10 @@ template <int Rows, bool TransA>
 inline void tile(const float* a, std::int64_t lda, const float* panel, std::int64_t kc, float* c, std::int64_t ldc,
                  TileEnd end, __mmask16 lo, __mmask16 hi) {
   // Every loop over the rows is unrolled, so each sum is a register of its own: with these two
-  // loops rolled, GCC kept the arrays on the stack, zeroed them with two calls to memset and stored and
-  // reloaded all 24 sums after the k loop. On a Zen 5 core memset was 4% of S's samples; unrolled,
-  // S's twelve products took 1-2.5% less time alone (bench/README.md), with the same bits.
+  // loops rolled, GCC kept the arrays on the stack, zeroed them with two calls to memset, and
+  // stored and reloaded all 24 sums after the k loop. On a Zen 5 core memset was 4% of S's
+  // samples; unrolled, S's twelve products took 1-2.5% less time alone (bench/README.md), with
+  // the same bits.
   __m512 sum_lo[Rows], sum_hi[Rows];
 #pragma GCC unroll 12
   for (int r = 0; r < Rows; ++r) sum_lo[r] = sum_hi[r] = _mm512_setzero_ps();
