@@ -60,20 +60,33 @@ void layer_norm_apply(T* out, const T* x, const T* weight, const T* bias, const 
 // lanes one after another), and the variance waits for the mean, the output for both. Row by
 // row, every step waited on the chain before it; over a group, the chains of its rows overlap
 // (attention's softmax_rows does the same, attention_materialized.cpp). Each row computes
-// exactly what it did alone, in the same order: the same bits. Forward, one thread, µs a call:
-// (512, 128) 24-31 -> 17-19, (2048, 384) 207-218 -> 156-160.
+// exactly what it did alone, in the same order: the same bits.
+//
+// Only where x is small enough to be in cache, as it is coming from the op before: there the
+// groups pay (one thread, µs a call, (512, 128) in a loop: forward 24-31 -> 17-19, backward
+// 27-32 -> 22-27). With x from memory they lose: (2048, 384), M's size, after a 64 MB flush,
+// forward 237-250 -> 286-326 µs, and asking for the next group's rows or the output's lines
+// ahead did not win it back (bench/README.md). So larger inputs go row by row, as before.
+// (Each kernel is compiled for groups of at most 1 row too, so that the row-by-row path is the
+// loop it was: with a group size known only at run time it ran about 6% slower from memory.)
 constexpr std::int64_t kNormRowGroup = 16;
+constexpr std::int64_t kGroupedNormBytes = 512 * 1024;
 
 template <typename T>
-void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
-                        std::int64_t rows, std::int64_t C, double eps) {
+bool norm_rows_grouped(std::int64_t rows, std::int64_t C) {
+  return rows * C * static_cast<std::int64_t>(sizeof(T)) <= kGroupedNormBytes;
+}
+
+template <std::int64_t Group, typename T>
+void layer_norm_forward_rows(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
+                             std::int64_t rows, std::int64_t C, double eps) {
 #pragma omp parallel for if (rows * C > kParallelGrain)
-  for (std::int64_t r0 = 0; r0 < rows; r0 += kNormRowGroup) {
-    const std::int64_t r1 = std::min(r0 + kNormRowGroup, rows);
+  for (std::int64_t r0 = 0; r0 < rows; r0 += Group) {
+    const std::int64_t r1 = std::min(r0 + Group, rows);
     // Statistics in double; two passes (mean, then squared deviations) instead of
     // E[x²] − E[x]², which cancels catastrophically when |mean| ≫ std. The simd reductions
     // add in a fixed vector order: the same on every run and for every thread count.
-    double m[kNormRowGroup] = {}, v[kNormRowGroup];
+    double m[Group] = {}, v[Group];
     if (mean)
       for (std::int64_t r = r0; r < r1; ++r) {
         const T* xr = x + r * C;
@@ -99,6 +112,15 @@ void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, c
       rstd[r] = row_rstd;
     }
   }
+}
+
+template <typename T>
+void layer_norm_forward(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
+                        std::int64_t rows, std::int64_t C, double eps) {
+  if (norm_rows_grouped<T>(rows, C))
+    layer_norm_forward_rows<kNormRowGroup>(out, mean, rstd, x, weight, bias, rows, C, eps);
+  else
+    layer_norm_forward_rows<1>(out, mean, rstd, x, weight, bias, rows, C, eps);
 }
 
 // Σ dxhat and Σ dxhat ⊙ xhat over one row, with AddParams its share of the parameters'
@@ -128,19 +150,19 @@ inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_pa
 // dbias are sums over rows: each thread sums its own rows into a private buffer, and the
 // buffers are added in thread order afterwards (no race, and the same result on every run).
 // The buffers start on cache lines of their own (ThreadScratch).
-template <typename T>
-void layer_norm_backward(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
-                         const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
+template <std::int64_t MaxGroup, typename T>
+void layer_norm_backward_rows(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* dout, const T* x,
+                              const T* weight, const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
   const bool parallel = rows * C > kParallelGrain;
   const int threads = parallel ? omp_get_max_threads() : 1;
   const bool need_params = dweight || dbias;
   detail::ThreadScratch<double> partial(need_params ? 2 * C : 0);  // zeros: dweight's share, then dbias's
   detail::ThreadScratch<T> dx_row(add_to_dx ? C : 0);             // a row of dx, before it is added
-  // The backward's groups hold 4 KiB of x (8 rows at C = 128 in float, 2 at 384): one thread,
-  // (512, 128) 27-32 -> 22-27 µs, (2048, 384) 211-234 -> 203-209. Groups of 16 rows, as the
-  // forward's, ran (2048, 384) 10-20% slower than row by row; 8 KiB gained less at both sizes.
+  // The backward's groups hold 4 KiB of x (8 rows at C = 128 in float): groups of 16 rows ran
+  // slower at C = 384 than row by row even in cache, and 8 KiB gained less.
   const std::int64_t group =
-      std::clamp<std::int64_t>(4096 / std::max<std::int64_t>(C * sizeof(T), 1), 1, kNormRowGroup);
+      MaxGroup == 1 ? 1
+                    : std::clamp<std::int64_t>(4096 / std::max<std::int64_t>(C * sizeof(T), 1), 1, MaxGroup);
 #pragma omp parallel num_threads(threads) if (parallel)
   {
     double* dweight_part = need_params ? partial.mine() : nullptr;
@@ -157,7 +179,7 @@ void layer_norm_backward(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* d
       const std::int64_t r1 = std::min(r0 + group, end);
       // mean(dxhat) and mean(dxhat ⊙ xhat) over each row, and the row's share of dweight and
       // dbias in the same pass over it
-      std::pair<double, double> sums[kNormRowGroup];
+      std::pair<double, double> sums[MaxGroup];
       for (std::int64_t r = r0; r < r1; ++r) {
         const T* xr = x + r * C;
         const T* dr = dout + r * C;
@@ -201,6 +223,15 @@ void layer_norm_backward(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* d
     if (dweight) dweight[c] = static_cast<T>(dw);
     if (dbias) dbias[c] = static_cast<T>(db);
   }
+}
+
+template <typename T>
+void layer_norm_backward(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* dout, const T* x, const T* weight,
+                         const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
+  if (norm_rows_grouped<T>(rows, C))
+    layer_norm_backward_rows<kNormRowGroup>(dx, add_to_dx, dweight, dbias, dout, x, weight, mean, rstd, rows, C);
+  else
+    layer_norm_backward_rows<1>(dx, add_to_dx, dweight, dbias, dout, x, weight, mean, rstd, rows, C);
 }
 
 // ---- glue shared by layer_norm and rms_norm

@@ -82,10 +82,12 @@ TEST_CASE("fused layer_norm and rms_norm match their composition, forward and ba
     bool weight, bias;
   };
   // The (128, 300) case exceeds kParallelGrain: rows run on several threads and the per-thread
-  // dweight/dbias partial sums are added up.
+  // dweight/dbias partial sums are added up. (300, 300) in double is over 512 KiB: its rows go
+  // one by one, the smaller inputs' in groups (layer_norm.cpp).
   const std::vector<Case> cases{
       {{4, 6}, {6}, true, true},      {{2, 3, 4}, {3, 4}, true, true}, {{3, 5}, {5}, false, false},
       {{3, 5}, {5}, true, false},     {{3, 5}, {5}, false, true},      {{128, 300}, {300}, true, true},
+      {{300, 300}, {300}, true, true},
   };
   Generator gen(41);
   for (const Case& c : cases) {
@@ -115,6 +117,37 @@ TEST_CASE("fused layer_norm and rms_norm match their composition, forward and ba
     composed.backward(dout);
     CHECK_CLOSE("rms_norm dx", fused_in[0].grad(), composed_in[0].grad(), 1e-11, 1e-11);
     if (c.weight) CHECK_CLOSE("rms_norm dweight", fused_in[1].grad(), composed_in[1].grad(), 1e-11, 1e-11);
+  }
+}
+
+TEST_CASE("layer_norm's rows in groups and one by one give the same bits", "[layer_norm]") {
+  // 1200 rows of 128 floats (600 KiB) go one by one; the same rows as 4 inputs of 300 rows
+  // (150 KiB) go in groups. Each row's output and dx are computed alone either way, so they
+  // must agree to the bit; dweight and dbias add the rows in another split, so only closely.
+  Generator gen(43);
+  const Tensor x = add(mul(randn({1200, 128}, gen), 2.0), 1.5);
+  const Tensor weight = randn({128}, gen), bias = randn({128}, gen);
+  const Tensor dout = randn({1200, 128}, gen);
+  for (const bool rms : {false, true}) {
+    INFO((rms ? "rms_norm" : "layer_norm"));
+    const auto norm = [&](const TensorList& in) {
+      return rms ? rms_norm(in[0], {128}, in[1]) : layer_norm(in[0], {128}, in[1], in[2]);
+    };
+    TensorList whole = leaves({x, weight, bias});
+    const Tensor y = norm(whole);
+    y.backward(dout);
+    Tensor dweight = zeros({128}), dbias = zeros({128});
+    for (std::int64_t r0 = 0; r0 < 1200; r0 += 300) {
+      TensorList part = leaves({slice(x, 0, r0, r0 + 300), weight, bias});
+      const Tensor y_part = norm(part);
+      y_part.backward(slice(dout, 0, r0, r0 + 300).contiguous());
+      CHECK(y_part.to_vector() == slice(y, 0, r0, r0 + 300).to_vector());
+      CHECK(part[0].grad().to_vector() == slice(whole[0].grad(), 0, r0, r0 + 300).to_vector());
+      dweight = add(dweight, part[1].grad());
+      if (!rms) dbias = add(dbias, part[2].grad());
+    }
+    CHECK_CLOSE("dweight", whole[1].grad(), dweight, 1e-4, 1e-5);
+    if (!rms) CHECK_CLOSE("dbias", whole[2].grad(), dbias, 1e-4, 1e-5);
   }
 }
 
