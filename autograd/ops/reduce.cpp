@@ -23,6 +23,10 @@ namespace tapegrad {
 
 namespace {
 
+// Columns that sum_one_dim adds at a time in registers: 8 vectors of 64 bytes.
+template <typename T>
+constexpr std::int64_t kSumColumns = 512 / sizeof(T);
+
 // Sum over one dim, keeping it as size 1. Accumulates in double: float32 sums over long rows
 // (a loss over thousands of tokens) lose digits otherwise.
 Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
@@ -55,11 +59,24 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
         const std::int64_t o = task / stripes, i0 = std::min(task % stripes * width, g.inner);
         const std::int64_t i1 = std::min(i0 + width, g.inner);
         T* dst = po + o * g.inner;
-        std::fill(dst + i0, dst + i1, T(0));
-        for (std::int64_t r = 0; r < g.size; ++r) {
-          const T* src = px + (o * g.size + r) * g.inner;
+        const T* rows = px + o * g.size * g.inner;
+        // kSumColumns columns at a time, their sums kept in registers through all the rows:
+        // added in dst, every row's load, add and store of the sums waited on the row before's
+        // store. Each column still adds its rows in order from 0: the same bits.
+        std::int64_t i = i0;
+        for (; i + kSumColumns<T> <= i1; i += kSumColumns<T>) {
+          T acc[kSumColumns<T>] = {};
+          for (std::int64_t r = 0; r < g.size; ++r) {
+            const T* src = rows + r * g.inner + i;
+            for (std::int64_t l = 0; l < kSumColumns<T>; ++l) acc[l] += src[l];
+          }
+          std::copy(acc, acc + kSumColumns<T>, dst + i);
+        }
+        std::fill(dst + i, dst + i1, T(0));  // the last columns, fewer than kSumColumns
+        for (std::int64_t r = 0; r < g.size && i < i1; ++r) {
+          const T* src = rows + r * g.inner;
 #pragma omp simd
-          for (std::int64_t i = i0; i < i1; ++i) dst[i] += src[i];
+          for (std::int64_t j = i; j < i1; ++j) dst[j] += src[j];
         }
       }
     }
