@@ -60,9 +60,9 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
         const std::int64_t i1 = std::min(i0 + width, g.inner);
         T* dst = po + o * g.inner;
         const T* rows = px + o * g.size * g.inner;
-        // kSumColumns columns at a time, their sums kept in registers through all the rows:
-        // added in dst, every row's load, add and store of the sums waited on the row before's
-        // store. Each column still adds its rows in order from 0: the same bits.
+        // kSumColumns columns at a time, their sums kept in registers through all the rows.
+        // (Added into dst instead, each row's loads of the sums waited on the row before's
+        // stores.) Each column still adds its rows in order from 0: the same bits.
         std::int64_t i = i0;
         for (; i + kSumColumns<T> <= i1; i += kSumColumns<T>) {
           T acc[kSumColumns<T>] = {};
