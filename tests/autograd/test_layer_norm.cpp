@@ -1,6 +1,7 @@
 // test_layer_norm.cpp — layer_norm and rms_norm: gradcheck with and without affine parameters,
 // 3-d inputs and 2-d normalized shapes, the fused kernels against their composition from
-// primitive ops (also on the multi-threaded path), PyTorch references, error messages.
+// primitive ops (also on the multi-threaded path), rows in groups against rows one by one (bit
+// for bit), PyTorch references, error messages.
 #include <cmath>
 #include <string>
 
