@@ -355,8 +355,10 @@ void gemm_with_bias(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, 
     }
   }
   // a pass over C at memory speed, shared by the threads (on one: 9 ms of M's 2-thread step)
-#pragma omp parallel for if (M * N > kParallelGrain)
-  for (std::int64_t r = 0; r < M; ++r) std::copy(bias, bias + N, C + r * ldc);
+  parallel_region_if(M * N > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r = 0; r < M; ++r) std::copy(bias, bias + N, C + r * ldc);
+  });
   gemm<T>(trans_a, trans_b, M, N, K, T(1), A, lda, B, ldb, T(1), C, ldc);
 }
 

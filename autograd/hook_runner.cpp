@@ -36,8 +36,10 @@ void accumulate_into_leaf(TensorImpl& leaf, const Tensor& grad, bool create_grap
         T* a = acc.data<T>();
         const T* g = grad.data<T>();
         const std::int64_t n = acc.numel();
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-        for (std::int64_t i = 0; i < n; ++i) a[i] += g[i];
+        parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+          for (std::int64_t i = 0; i < n; ++i) a[i] += g[i];
+        });
       });
     } else {
       acc.copy_(add(acc, grad));

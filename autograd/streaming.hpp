@@ -69,14 +69,13 @@ void blocks_of(std::int64_t begin, std::int64_t end, Body&& body, const T*... st
 // blocks_of over [0, n), on all threads when n is worth a team.
 template <typename Body, typename... T>
 void for_each_block(std::int64_t n, Body&& body, const T*... streams) {
-#pragma omp parallel if (n > kParallelGrain)
-  {
+  parallel_region_if(n > kParallelGrain, [&] {
     // This thread's range, its start a multiple of 64 elements (whole vectors and cache lines).
     const std::int64_t threads = omp_get_num_threads(), t = omp_get_thread_num();
     const std::int64_t begin = t == 0 ? 0 : n * t / threads / 64 * 64;
     const std::int64_t end = t + 1 == threads ? n : n * (t + 1) / threads / 64 * 64;
     blocks_of(begin, end, body, streams...);
-  }
+  });
 }
 
 }  // namespace tapegrad

@@ -40,18 +40,20 @@ template <typename T>
 double norm_part(const T* g, std::int64_t n, double p) {
   const std::int64_t chunks = (n + kChunk - 1) / kChunk;
   std::vector<double> partial(chunks, 0.0);
-#pragma omp parallel for if (chunks > 1)
-  for (std::int64_t c = 0; c < chunks; ++c) {
-    const std::int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
-    double acc = 0;
-    if (std::isinf(p))
-      for (std::int64_t i = begin; i < end; ++i) acc = nan_max(acc, std::abs(double(g[i])));
-    else if (p == 2)
-      for (std::int64_t i = begin; i < end; ++i) acc += double(g[i]) * double(g[i]);
-    else
-      for (std::int64_t i = begin; i < end; ++i) acc += std::pow(std::abs(double(g[i])), p);
-    partial[c] = acc;
-  }
+  parallel_region_if(chunks > 1, [&] {
+#pragma omp for nowait
+    for (std::int64_t c = 0; c < chunks; ++c) {
+      const std::int64_t begin = c * kChunk, end = std::min(n, begin + kChunk);
+      double acc = 0;
+      if (std::isinf(p))
+        for (std::int64_t i = begin; i < end; ++i) acc = nan_max(acc, std::abs(double(g[i])));
+      else if (p == 2)
+        for (std::int64_t i = begin; i < end; ++i) acc += double(g[i]) * double(g[i]);
+      else
+        for (std::int64_t i = begin; i < end; ++i) acc += std::pow(std::abs(double(g[i])), p);
+      partial[c] = acc;
+    }
+  });
   double total = 0;
   for (double v : partial) total = std::isinf(p) ? nan_max(total, v) : total + v;
   return total;

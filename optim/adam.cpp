@@ -32,20 +32,22 @@ struct AdamScalars {
 template <typename T, bool amsgrad>
 void adam_update(T* theta, const T* grad, T* exp_avg, T* exp_avg_sq, T* max_exp_avg_sq, std::int64_t n,
                  const AdamScalars<T>& s) {
-#pragma omp parallel for if (n > kParallelGrain)
-  for (std::int64_t i = 0; i < n; ++i) {
-    const T g = grad[i] + s.l2 * theta[i];
-    const T decayed = theta[i] * s.decay;
-    exp_avg[i] = exp_avg[i] * s.beta1 + s.one_minus_beta1 * g;
-    exp_avg_sq[i] = exp_avg_sq[i] * s.beta2 + s.one_minus_beta2 * g * g;
-    T second_moment = exp_avg_sq[i];
-    if constexpr (amsgrad) {
-      max_exp_avg_sq[i] = std::max(max_exp_avg_sq[i], exp_avg_sq[i]);
-      second_moment = max_exp_avg_sq[i];
+  parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      const T g = grad[i] + s.l2 * theta[i];
+      const T decayed = theta[i] * s.decay;
+      exp_avg[i] = exp_avg[i] * s.beta1 + s.one_minus_beta1 * g;
+      exp_avg_sq[i] = exp_avg_sq[i] * s.beta2 + s.one_minus_beta2 * g * g;
+      T second_moment = exp_avg_sq[i];
+      if constexpr (amsgrad) {
+        max_exp_avg_sq[i] = std::max(max_exp_avg_sq[i], exp_avg_sq[i]);
+        second_moment = max_exp_avg_sq[i];
+      }
+      const T denom = std::sqrt(second_moment) / s.bias_correction2_sqrt + s.eps;
+      theta[i] = decayed + s.neg_step_size * exp_avg[i] / denom;
     }
-    const T denom = std::sqrt(second_moment) / s.bias_correction2_sqrt + s.eps;
-    theta[i] = decayed + s.neg_step_size * exp_avg[i] / denom;
-  }
+  });
 }
 
 std::vector<NamedTensors> params_of(const std::vector<ParamGroup<AdamOptions>>& groups) {

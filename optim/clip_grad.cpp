@@ -56,8 +56,10 @@ double clip_grad_norm_(const NamedTensors& params, double max_norm, double norm_
   if (coef < 1 || std::isnan(coef)) {
     for_each_grad(params, "clip_grad_norm_", [&]<typename T>(T* g, std::int64_t n) {
       const T c = T(coef);
-#pragma omp parallel for if (n > kParallelGrain)
-      for (std::int64_t i = 0; i < n; ++i) g[i] = g[i] * c;
+      parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+        for (std::int64_t i = 0; i < n; ++i) g[i] = g[i] * c;
+      });
     });
   }
   return total;
@@ -73,8 +75,10 @@ void clip_grad_value_(const NamedTensors& params, double clip_value) {
     throw ValueError("clip_grad_value_: clip_value " + number_str(clip_value) + " must be >= 0");
   for_each_grad(params, "clip_grad_value_", [&]<typename T>(T* g, std::int64_t n) {
     const T hi = T(clip_value), lo = -hi;
-#pragma omp parallel for if (n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) g[i] = g[i] < lo ? lo : (g[i] > hi ? hi : g[i]);  // NaN stays NaN
+    parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+      for (std::int64_t i = 0; i < n; ++i) g[i] = g[i] < lo ? lo : (g[i] > hi ? hi : g[i]);
+    });  // NaN stays NaN
   });
 }
 

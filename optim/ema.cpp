@@ -40,8 +40,10 @@ void ExponentialMovingAverage::update() {
       T* a = avg.data<T>();
       const T weight = static_cast<T>(1.0 - decay_);  // lerp(a, θ, w) = a + w·(θ − a), w < 0.5
       const std::int64_t n = p.numel();
-#pragma omp parallel for if (n > kParallelGrain)
-      for (std::int64_t k = 0; k < n; ++k) a[k] = a[k] + weight * (theta[k] - a[k]);
+      parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+        for (std::int64_t k = 0; k < n; ++k) a[k] = a[k] + weight * (theta[k] - a[k]);
+      });
     });
   }
 }

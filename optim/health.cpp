@@ -12,11 +12,13 @@ namespace {
 template <typename T>
 NonFiniteCount count_kernel(const T* x, std::int64_t n) {
   std::int64_t nan = 0, inf = 0;
-#pragma omp parallel for reduction(+ : nan, inf) if (n > kParallelGrain)
-  for (std::int64_t i = 0; i < n; ++i) {
-    nan += std::isnan(x[i]) ? 1 : 0;
-    inf += std::isinf(x[i]) ? 1 : 0;
-  }
+  parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for reduction(+ : nan, inf)
+    for (std::int64_t i = 0; i < n; ++i) {
+      nan += std::isnan(x[i]) ? 1 : 0;
+      inf += std::isinf(x[i]) ? 1 : 0;
+    }
+  });
   return {nan, inf};
 }
 

@@ -82,16 +82,18 @@ void Optimizer::step() {
     }
   std::exception_ptr error;  // an exception must not leave an OpenMP region: rethrown below
   const auto n = static_cast<std::int64_t>(small.size());
-#pragma omp parallel for schedule(dynamic, 4) if (n > 8 && get_num_threads() > 1)
-  for (std::int64_t k = 0; k < n; ++k) {
-    try {
-      NoGradGuard worker_no_grad;  // grad mode is per thread
-      update_one(small[k].first, small[k].second);
-    } catch (...) {
+  parallel_region_if(n > 8 && get_num_threads() > 1, [&] {
+#pragma omp for schedule(dynamic, 4) nowait
+    for (std::int64_t k = 0; k < n; ++k) {
+      try {
+        NoGradGuard worker_no_grad;  // grad mode is per thread
+        update_one(small[k].first, small[k].second);
+      } catch (...) {
 #pragma omp critical(tapegrad_optimizer_error)
-      if (!error) error = std::current_exception();
+        if (!error) error = std::current_exception();
+      }
     }
-  }
+  });
   if (error) std::rethrow_exception(error);
 }
 

@@ -15,17 +15,19 @@ namespace {
 template <typename T>
 void sgd_update(T* theta, const T* grad, T* momentum_buffer, std::int64_t n, T lr, T weight_decay, T momentum,
                 T one_minus_dampening, bool nesterov, bool first_step) {
-#pragma omp parallel for if (n > kParallelGrain)
-  for (std::int64_t i = 0; i < n; ++i) {
-    T d = grad[i];
-    if (weight_decay != 0) d = d + weight_decay * theta[i];
-    if (momentum_buffer) {
-      T& b = momentum_buffer[i];
-      b = first_step ? d : b * momentum + one_minus_dampening * d;
-      d = nesterov ? d + momentum * b : b;
+  parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t i = 0; i < n; ++i) {
+      T d = grad[i];
+      if (weight_decay != 0) d = d + weight_decay * theta[i];
+      if (momentum_buffer) {
+        T& b = momentum_buffer[i];
+        b = first_step ? d : b * momentum + one_minus_dampening * d;
+        d = nesterov ? d + momentum * b : b;
+      }
+      theta[i] = theta[i] - lr * d;
     }
-    theta[i] = theta[i] - lr * d;
-  }
+  });
 }
 
 std::vector<NamedTensors> params_of(const std::vector<ParamGroup<SGDOptions>>& groups) {

@@ -102,8 +102,7 @@ void flash_attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q,
   const bool stage = staged(d);
   ThreadScratch<T> keys_t(stage ? transposed_size<T>(d.Tk, d.D, t.Bk) : 0), values(stage ? d.Tk * d.Dv : 0);
   // Inside this region OpenBLAS runs each gemm on the calling thread.
-#pragma omp parallel if (parallel)
-  {
+  parallel_region_if(parallel, [&] {
     // Scratch allocated once per thread: the score tile (probabilities in place), m and l.
     std::vector<T> S(t.Bq * t.Bk), m(t.Bq);
     std::vector<double> l(t.Bq);  // in double, as the materialized kernel's row sums
@@ -177,7 +176,7 @@ void flash_attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q,
         row_lse = m[r] + static_cast<T>(std::log(l[r]));
       }
     }
-  }
+  });
 }
 
 // ---- backward (FlashAttention-2). With P = exp(S − lse) recomputed per tile (save memory at
@@ -203,18 +202,20 @@ void flash_attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLay
   // Δ (B, H, Tq): one number per query row, like lse (0 for a fully masked row: O = 0).
   std::vector<T> delta(need_ds ? d.pairs() * d.Tq : 0);
   if (need_ds) {
-#pragma omp parallel for schedule(static) if (parallel)
-    for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
-      const std::int64_t b = pair / d.H, h = pair % d.H;
-      for (std::int64_t i = 0; i < d.Tq; ++i) {
-        const T* o = out + lout.offset(b, h) + i * lout.ld;
-        const T* g = dout + lo.offset(b, h) + i * lo.ld;
-        double dot = 0;
+    parallel_region_if(parallel, [&] {
+#pragma omp for schedule(static) nowait
+      for (std::int64_t pair = 0; pair < d.pairs(); ++pair) {
+        const std::int64_t b = pair / d.H, h = pair % d.H;
+        for (std::int64_t i = 0; i < d.Tq; ++i) {
+          const T* o = out + lout.offset(b, h) + i * lout.ld;
+          const T* g = dout + lo.offset(b, h) + i * lo.ld;
+          double dot = 0;
 #pragma omp simd reduction(+ : dot)
-        for (std::int64_t c = 0; c < d.Dv; ++c) dot += static_cast<double>(g[c]) * o[c];
-        delta[pair * d.Tq + i] = static_cast<T>(dot);
+          for (std::int64_t c = 0; c < d.Dv; ++c) dot += static_cast<double>(g[c]) * o[c];
+          delta[pair * d.Tq + i] = static_cast<T>(dot);
+        }
       }
-    }
+    });
   }
   // The staged operands (attention_staging.hpp): kᵀ and vᵀ in key tiles and k once per kv
   // head, q and dO once per query head.
@@ -223,8 +224,7 @@ void flash_attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLay
       values_t(stage && need_ds ? transposed_size<T>(d.Tk, d.Dv, t.Bk) : 0),
       keys(stage && dq ? d.Tk * d.D : 0), queries(stage && dk ? d.Tq * d.D : 0),
       out_grads(stage && dv ? d.Tq * d.Dv : 0);
-#pragma omp parallel if (parallel && d.kv_pairs() > 1)
-  {
+  parallel_region_if(parallel && d.kv_pairs() > 1, [&] {
     std::vector<T> P(t.Bq * t.Bk), dS(need_ds ? t.Bq * t.Bk : 0);  // per thread, reused by every tile
 #pragma omp for schedule(static)
     for (std::int64_t kv_pair = 0; kv_pair < d.kv_pairs(); ++kv_pair) {
@@ -294,7 +294,7 @@ void flash_attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLay
         }
       }
     }
-  }
+  });
 }
 
 #define TAPEGRAD_FLASH_INSTANTIATE(T)                                                                             \

@@ -187,8 +187,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
   ThreadScratch<T> keys_t(stage ? transposed_size<T>(d.Tk, d.D, d.Tk) : 0), values(stage ? d.Tk * d.Dv : 0);  // kᵀ and v, staged
   ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
   // Inside this region OpenBLAS runs each gemm on the calling thread: one pair per thread.
-#pragma omp parallel if (parallel)
-  {
+  parallel_region_if(parallel, [&] {
     T* P = scores.mine();
     unsigned char* keep = kept.mine();
     // The kv head staged last: under GQA the G query heads of one kv head come one after
@@ -217,7 +216,7 @@ void attention_forward(T* out, const HeadLayout& lout, T* lse, const T* q, const
                               out + lout.offset(b, h) + i0 * lout.ld, lout.ld, false);
       });
     }
-  }
+  });
 }
 
 // Gradient outputs first; dq, dk, dv may be nullptr when not needed (v is then only read when
@@ -244,8 +243,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
       keys(stage && dq ? d.Tk * d.D : 0), queries(stage && dk ? d.Tq * d.D : 0),
       out_grads(stage && dv ? d.Tq * d.Dv : 0);
   ThreadScratch<unsigned char> kept(cfg.seeds ? n : 0);
-#pragma omp parallel if (parallel)
-  {
+  parallel_region_if(parallel, [&] {
     T *P = scores.mine(), *dP = score_grads.mine(), *Pd = dropped.mine();
     unsigned char* keep = kept.mine();
 #pragma omp for schedule(static)
@@ -342,7 +340,7 @@ void attention_backward(T* dq, const HeadLayout& lgq, T* dk, const HeadLayout& l
         }
       }
     }
-  }
+  });
 }
 
 #define TAPEGRAD_ATTENTION_INSTANTIATE(T)                                                                        \

@@ -42,12 +42,16 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, const char* op, F f) {
     const bool a_full = a.is_contiguous() && a.shape() == out_shape;
     const bool b_full = b.is_contiguous() && b.shape() == out_shape;
     if (a_full && b_full) {  // the common case: same shapes, no broadcasting
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-      for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+      parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+        for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+      });
     } else if (a_full && b.numel() == 1) {  // tensor op scalar
       const T s = pb[0];
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-      for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], s);
+      parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+        for (std::int64_t i = 0; i < n; ++i) po[i] = f(pa[i], s);
+      });
     } else {  // general broadcasting through strides
       const Shape sa = broadcast_strides(a.shape(), a.strides(), out_shape);
       const Shape sb = broadcast_strides(b.shape(), b.strides(), out_shape);
@@ -55,19 +59,21 @@ Tensor binary_forward(const Tensor& a, const Tensor& b, const char* op, F f) {
       const std::int64_t inner = ndim ? out_shape[ndim - 1] : 1;
       const std::int64_t ia = ndim ? sa[ndim - 1] : 0, ib = ndim ? sb[ndim - 1] : 0;
       const std::int64_t rows = inner ? n / inner : 0;
-#pragma omp parallel for if (n > kParallelGrain)
-      for (std::int64_t r = 0; r < rows; ++r) {
-        // decode the row number into offsets of a and b
-        std::int64_t rest = r, oa = 0, ob = 0;
-        for (std::int64_t d = ndim - 2; d >= 0; --d) {
-          const std::int64_t idx = rest % out_shape[d];
-          rest /= out_shape[d];
-          oa += idx * sa[d];
-          ob += idx * sb[d];
+      parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+        for (std::int64_t r = 0; r < rows; ++r) {
+          // decode the row number into offsets of a and b
+          std::int64_t rest = r, oa = 0, ob = 0;
+          for (std::int64_t d = ndim - 2; d >= 0; --d) {
+            const std::int64_t idx = rest % out_shape[d];
+            rest /= out_shape[d];
+            oa += idx * sa[d];
+            ob += idx * sb[d];
+          }
+          T* row = po + r * inner;
+          for (std::int64_t j = 0; j < inner; ++j) row[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
         }
-        T* row = po + r * inner;
-        for (std::int64_t j = 0; j < inner; ++j) row[j] = f(pa[oa + j * ia], pb[ob + j * ib]);
-      }
+      });
     }
   });
   return out;

@@ -73,11 +73,15 @@ void check_gelu_mlp_args(const Tensor& x, const Tensor& w1, const Tensor& b1, co
 template <typename T>
 void gelu_pass(T* h, const T* u, std::int64_t n, bool tanh_form) {
   if (tanh_form) {
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::tanh_form(u[i]);
+    parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+      for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::tanh_form(u[i]);
+    });
   } else {
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::exact(u[i]);
+    parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+      for (std::int64_t i = 0; i < n; ++i) h[i] = gelu_math::exact(u[i]);
+    });
   }
 }
 

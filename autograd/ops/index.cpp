@@ -46,10 +46,12 @@ void check_index_range(const std::int64_t* idx, std::int64_t n, std::int64_t row
 // both contiguous. With outer = 1 this is the embedding lookup: one memcpy per token.
 template <typename T>
 void gather_rows_forward(T* out, const T* x, const std::int64_t* idx, DimGeometry g, std::int64_t K) {
-#pragma omp parallel for collapse(2) if (g.outer * K * g.inner > kParallelGrain)
-  for (std::int64_t o = 0; o < g.outer; ++o)
-    for (std::int64_t k = 0; k < K; ++k)
-      std::memcpy(out + (o * K + k) * g.inner, x + (o * g.size + idx[k]) * g.inner, g.inner * sizeof(T));
+  parallel_region_if(g.outer * K * g.inner > kParallelGrain, [&] {
+#pragma omp for collapse(2) nowait
+    for (std::int64_t o = 0; o < g.outer; ++o)
+      for (std::int64_t k = 0; k < K; ++k)
+        std::memcpy(out + (o * K + k) * g.inner, x + (o * g.size + idx[k]) * g.inner, g.inner * sizeof(T));
+  });
 }
 
 // dx[o, idx[k], :] += dout[o, k, :] with dx zeroed beforehand. Repeated indices make several
@@ -59,16 +61,18 @@ void gather_rows_forward(T* out, const T* x, const std::int64_t* idx, DimGeometr
 template <typename T>
 void scatter_rows_backward(T* dx, const T* dout, const std::int64_t* idx, DimGeometry g, std::int64_t K) {
   const std::int64_t blocks = (g.inner + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for if (g.outer * K * g.inner > kParallelGrain)
-  for (std::int64_t task = 0; task < g.outer * blocks; ++task) {
-    const std::int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
-    const std::int64_t c1 = std::min(c0 + kColumnBlock, g.inner);
-    for (std::int64_t k = 0; k < K; ++k) {
-      T* dst = dx + (o * g.size + idx[k]) * g.inner;
-      const T* src = dout + (o * K + k) * g.inner;
-      for (std::int64_t c = c0; c < c1; ++c) dst[c] += src[c];
+  parallel_region_if(g.outer * K * g.inner > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t task = 0; task < g.outer * blocks; ++task) {
+      const std::int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
+      const std::int64_t c1 = std::min(c0 + kColumnBlock, g.inner);
+      for (std::int64_t k = 0; k < K; ++k) {
+        T* dst = dx + (o * g.size + idx[k]) * g.inner;
+        const T* src = dout + (o * K + k) * g.inner;
+        for (std::int64_t c = c0; c < c1; ++c) dst[c] += src[c];
+      }
     }
-  }
+  });
 }
 
 // dx[o, idx[k], i] += dout[o, k, i] into a gradient that already holds others' contributions,
@@ -80,24 +84,26 @@ void scatter_rows_add_grouped(T* dx, const T* dout, const std::int64_t* idx, Dim
   for (std::int64_t k = 0; k < K; ++k) order[k] = k;
   std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) { return idx[a] < idx[b]; });
   const std::int64_t blocks = (g.inner + kColumnBlock - 1) / kColumnBlock;
-#pragma omp parallel for if (g.outer * K * g.inner > kParallelGrain)
-  for (std::int64_t task = 0; task < g.outer * blocks; ++task) {
-    const std::int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
-    const std::int64_t width = std::min(c0 + kColumnBlock, g.inner) - c0;
-    T sum[kColumnBlock];
-    for (std::int64_t first = 0, last; first < K; first = last) {
-      for (last = first + 1; last < K && idx[order[last]] == idx[order[first]]; ++last) {
+  parallel_region_if(g.outer * K * g.inner > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t task = 0; task < g.outer * blocks; ++task) {
+      const std::int64_t o = task / blocks, c0 = (task % blocks) * kColumnBlock;
+      const std::int64_t width = std::min(c0 + kColumnBlock, g.inner) - c0;
+      T sum[kColumnBlock];
+      for (std::int64_t first = 0, last; first < K; first = last) {
+        for (last = first + 1; last < K && idx[order[last]] == idx[order[first]]; ++last) {
+        }
+        const T* src = dout + (o * K + order[first]) * g.inner + c0;
+        for (std::int64_t c = 0; c < width; ++c) sum[c] = src[c];
+        for (std::int64_t m = first + 1; m < last; ++m) {
+          src = dout + (o * K + order[m]) * g.inner + c0;
+          for (std::int64_t c = 0; c < width; ++c) sum[c] += src[c];
+        }
+        T* dst = dx + (o * g.size + idx[order[first]]) * g.inner + c0;
+        for (std::int64_t c = 0; c < width; ++c) dst[c] += sum[c];
       }
-      const T* src = dout + (o * K + order[first]) * g.inner + c0;
-      for (std::int64_t c = 0; c < width; ++c) sum[c] = src[c];
-      for (std::int64_t m = first + 1; m < last; ++m) {
-        src = dout + (o * K + order[m]) * g.inner + c0;
-        for (std::int64_t c = 0; c < width; ++c) sum[c] += src[c];
-      }
-      T* dst = dx + (o * g.size + idx[order[first]]) * g.inner + c0;
-      for (std::int64_t c = 0; c < width; ++c) dst[c] += sum[c];
     }
-  }
+  });
 }
 
 // The gradient of a gather: zeros of x's shape with dout scatter-added into the picked rows.
@@ -146,8 +152,10 @@ void for_each_row(const Shape& shape, Body body) {
   const std::int64_t n = shape_numel(shape);
   if (n == 0) return;
   const std::int64_t inner = shape.empty() ? 1 : shape.back(), rows = n / inner;
-#pragma omp parallel for if (n > kParallelGrain)
-  for (std::int64_t r = 0; r < rows; ++r) body(r, inner);
+  parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r = 0; r < rows; ++r) body(r, inner);
+  });
 }
 
 std::int64_t last_stride(const Shape& strides) { return strides.empty() ? 0 : strides.back(); }

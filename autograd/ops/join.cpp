@@ -45,9 +45,11 @@ std::int64_t check_cat_inputs(const TensorList& tensors, std::int64_t dim, const
 template <typename T>
 void cat_copy(T* out, const T* x, std::int64_t outer, std::int64_t rows, std::int64_t out_rows,
               std::int64_t offset) {
-#pragma omp parallel for if (outer * rows > kParallelGrain)
-  for (std::int64_t o = 0; o < outer; ++o)
-    std::memcpy(out + o * out_rows + offset, x + o * rows, rows * sizeof(T));
+  parallel_region_if(outer * rows > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t o = 0; o < outer; ++o)
+      std::memcpy(out + o * out_rows + offset, x + o * rows, rows * sizeof(T));
+  });
 }
 
 }  // namespace

@@ -49,9 +49,11 @@ inline void normalize_row(T* yr, const T* xr, const T* weight, const T* bias, T 
 template <typename T>
 void layer_norm_apply(T* out, const T* x, const T* weight, const T* bias, const T* mean, const T* rstd,
                       std::int64_t rows, std::int64_t C) {
-#pragma omp parallel for if (rows * C > kParallelGrain)
-  for (std::int64_t r = 0; r < rows; ++r)
-    normalize_row(out + r * C, x + r * C, weight, bias, mean ? mean[r] : T(0), rstd[r], C);
+  parallel_region_if(rows * C > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r = 0; r < rows; ++r)
+      normalize_row(out + r * C, x + r * C, weight, bias, mean ? mean[r] : T(0), rstd[r], C);
+  });
 }
 
 // The rows go through each step kNormRowGroup at a time: the means of a group, then its
@@ -80,38 +82,40 @@ bool norm_rows_grouped(std::int64_t rows, std::int64_t C) {
 template <std::int64_t Group, typename T>
 void layer_norm_forward_rows(T* out, T* mean, T* rstd, const T* x, const T* weight, const T* bias,
                              std::int64_t rows, std::int64_t C, double eps) {
-#pragma omp parallel for if (rows * C > kParallelGrain)
-  for (std::int64_t r0 = 0; r0 < rows; r0 += Group) {
-    const std::int64_t r1 = std::min(r0 + Group, rows);
-    // Statistics in double; two passes (mean, then squared deviations) instead of
-    // E[x²] − E[x]², which cancels catastrophically when |mean| ≫ std. The simd reductions
-    // add in a fixed vector order: the same on every run and for every thread count.
-    double m[Group] = {}, v[Group];
-    if (mean)
+  parallel_region_if(rows * C > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r0 = 0; r0 < rows; r0 += Group) {
+      const std::int64_t r1 = std::min(r0 + Group, rows);
+      // Statistics in double; two passes (mean, then squared deviations) instead of
+      // E[x²] − E[x]², which cancels catastrophically when |mean| ≫ std. The simd reductions
+      // add in a fixed vector order: the same on every run and for every thread count.
+      double m[Group] = {}, v[Group];
+      if (mean)
+        for (std::int64_t r = r0; r < r1; ++r) {
+          const T* xr = x + r * C;
+          double sum = 0;
+#pragma omp simd reduction(+ : sum)
+          for (std::int64_t c = 0; c < C; ++c) sum += xr[c];
+          m[r - r0] = sum / static_cast<double>(C);
+        }
       for (std::int64_t r = r0; r < r1; ++r) {
         const T* xr = x + r * C;
+        const double row_m = m[r - r0];
         double sum = 0;
 #pragma omp simd reduction(+ : sum)
-        for (std::int64_t c = 0; c < C; ++c) sum += xr[c];
-        m[r - r0] = sum / static_cast<double>(C);
+        for (std::int64_t c = 0; c < C; ++c) sum += (xr[c] - row_m) * (xr[c] - row_m);
+        v[r - r0] = sum / static_cast<double>(C);  // biased variance (or mean(x²) for rms_norm), as PyTorch
       }
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const T* xr = x + r * C;
-      const double row_m = m[r - r0];
-      double sum = 0;
-#pragma omp simd reduction(+ : sum)
-      for (std::int64_t c = 0; c < C; ++c) sum += (xr[c] - row_m) * (xr[c] - row_m);
-      v[r - r0] = sum / static_cast<double>(C);  // biased variance (or mean(x²) for rms_norm), as PyTorch
+      for (std::int64_t r = r0; r < r1; ++r) {
+        const T row_mean = static_cast<T>(m[r - r0]), row_rstd = static_cast<T>(1.0 / std::sqrt(v[r - r0] + eps));
+        normalize_row(out + r * C, x + r * C, weight, bias, row_mean, row_rstd, C);
+        // Save two numbers per row, not xhat (C per row): the backward recomputes xhat from them
+        // (save memory at the cost of compute).
+        if (mean) mean[r] = row_mean;
+        rstd[r] = row_rstd;
+      }
     }
-    for (std::int64_t r = r0; r < r1; ++r) {
-      const T row_mean = static_cast<T>(m[r - r0]), row_rstd = static_cast<T>(1.0 / std::sqrt(v[r - r0] + eps));
-      normalize_row(out + r * C, x + r * C, weight, bias, row_mean, row_rstd, C);
-      // Save two numbers per row, not xhat (C per row): the backward recomputes xhat from them
-      // (save memory at the cost of compute).
-      if (mean) mean[r] = row_mean;
-      rstd[r] = row_rstd;
-    }
-  }
+  });
 }
 
 template <typename T>
@@ -153,7 +157,7 @@ inline std::pair<double, double> row_sums(double* dweight_part, double* dbias_pa
 template <std::int64_t MaxGroup, typename T>
 void layer_norm_backward_rows(T* dx, bool add_to_dx, T* dweight, T* dbias, const T* dout, const T* x,
                               const T* weight, const T* mean, const T* rstd, std::int64_t rows, std::int64_t C) {
-  const bool parallel = rows * C > kParallelGrain;
+  const bool parallel = rows * C > kParallelGrain && more_than_one_thread_available();
   const int threads = parallel ? omp_get_max_threads() : 1;
   const bool need_params = dweight || dbias;
   detail::ThreadScratch<double> partial(need_params ? 2 * C : 0);  // zeros: dweight's share, then dbias's
@@ -163,8 +167,7 @@ void layer_norm_backward_rows(T* dx, bool add_to_dx, T* dweight, T* dbias, const
   const std::int64_t group =
       MaxGroup == 1 ? 1
                     : std::clamp<std::int64_t>(4096 / std::max<std::int64_t>(C * sizeof(T), 1), 1, MaxGroup);
-#pragma omp parallel num_threads(threads) if (parallel)
-  {
+  parallel_region_if(parallel, [&] {
     double* dweight_part = need_params ? partial.mine() : nullptr;
     double* dbias_part = need_params ? dweight_part + C : nullptr;
     // This thread's rows: one contiguous share, the first rows % threads threads one row more,
@@ -212,7 +215,7 @@ void layer_norm_backward_rows(T* dx, bool add_to_dx, T* dweight, T* dbias, const
         }
       }
     }
-  }
+  });
   if (!need_params) return;
   for (std::int64_t c = 0; c < C; ++c) {
     double dw = 0, db = 0;

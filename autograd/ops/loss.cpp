@@ -34,43 +34,45 @@ void cross_entropy_forward(double* losses, double* lse, const T* logits, const s
                            const DimGeometry& g, std::int64_t ignore_index, double label_smoothing) {
   with_layout(g, [&]<bool kContiguous>() {
   const std::int64_t C = g.size, s = kContiguous ? 1 : g.inner;
-#pragma omp parallel for if (row_count(g) * C > kParallelGrain)
-  for (std::int64_t r = 0; r < row_count(g); ++r) {
-    const std::int64_t t = targets[r];
-    if (t == ignore_index) {
-      losses[r] = 0;
-      lse[r] = 0;
-      continue;
-    }
-    const T* x = logits + (r / s) * C * s + r % s;
-    T row_max = -INFINITY;
-#pragma omp simd reduction(max : row_max)
-    for (std::int64_t c = 0; c < C; ++c) row_max = x[c * s] > row_max ? x[c * s] : row_max;
-    // In double: 50257 float32 terms lose digits otherwise. The simd reduction adds in a fixed
-    // vector order (the same on every run and for every thread count); vec::exp vectorizes.
-    double sum_exp = 0, sum_x = 0;
-    if (label_smoothing == 0) {
-      // No smoothing term at all, not 0 · it: a class masked with a -inf logit makes Σx -inf,
-      // and 0 · inf would be a NaN loss (PyTorch's is finite). Also one sum less per logit.
-#pragma omp simd reduction(+ : sum_exp)
-      for (std::int64_t c = 0; c < C; ++c) sum_exp += vec::exp(x[c * s] - row_max);
-    } else {
-#pragma omp simd reduction(+ : sum_exp, sum_x)
-      for (std::int64_t c = 0; c < C; ++c) {
-        sum_exp += vec::exp(x[c * s] - row_max);
-        sum_x += x[c * s];
+  parallel_region_if(row_count(g) * C > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r = 0; r < row_count(g); ++r) {
+      const std::int64_t t = targets[r];
+      if (t == ignore_index) {
+        losses[r] = 0;
+        lse[r] = 0;
+        continue;
       }
+      const T* x = logits + (r / s) * C * s + r % s;
+      T row_max = -INFINITY;
+#pragma omp simd reduction(max : row_max)
+      for (std::int64_t c = 0; c < C; ++c) row_max = x[c * s] > row_max ? x[c * s] : row_max;
+      // In double: 50257 float32 terms lose digits otherwise. The simd reduction adds in a fixed
+      // vector order (the same on every run and for every thread count); vec::exp vectorizes.
+      double sum_exp = 0, sum_x = 0;
+      if (label_smoothing == 0) {
+        // No smoothing term at all, not 0 · it: a class masked with a -inf logit makes Σx -inf,
+        // and 0 · inf would be a NaN loss (PyTorch's is finite). Also one sum less per logit.
+#pragma omp simd reduction(+ : sum_exp)
+        for (std::int64_t c = 0; c < C; ++c) sum_exp += vec::exp(x[c * s] - row_max);
+      } else {
+#pragma omp simd reduction(+ : sum_exp, sum_x)
+        for (std::int64_t c = 0; c < C; ++c) {
+          sum_exp += vec::exp(x[c * s] - row_max);
+          sum_x += x[c * s];
+        }
+      }
+      const double row_lse = row_max + std::log(sum_exp);
+      const double nll = row_lse - x[t * s];
+      if (label_smoothing == 0) {
+        losses[r] = nll;
+      } else {
+        const double smooth = row_lse - sum_x / static_cast<double>(C);  // mean_c(−log p_c)
+        losses[r] = (1 - label_smoothing) * nll + label_smoothing * smooth;
+      }
+      lse[r] = row_lse;
     }
-    const double row_lse = row_max + std::log(sum_exp);
-    const double nll = row_lse - x[t * s];
-    if (label_smoothing == 0) {
-      losses[r] = nll;
-    } else {
-      const double smooth = row_lse - sum_x / static_cast<double>(C);  // mean_c(−log p_c)
-      losses[r] = (1 - label_smoothing) * nll + label_smoothing * smooth;
-    }
-    lse[r] = row_lse;
-  }
+  });
   });
 }
 
@@ -85,29 +87,31 @@ void cross_entropy_backward(T* dlogits, const T* dout, std::int64_t dout_stride,
   const std::int64_t C = g.size, s = kContiguous ? 1 : g.inner;
   const T off_target = static_cast<T>(label_smoothing / static_cast<double>(C));  // q_c for c ≠ t
   const T on_target = static_cast<T>(1 - label_smoothing) + off_target;         // q_t
-#pragma omp parallel for if (row_count(g) * C > kParallelGrain)
-  for (std::int64_t r = 0; r < row_count(g); ++r) {
-    const std::int64_t base = (r / s) * C * s + r % s, t = targets[r];
-    const T* x = logits + base;
-    T* dx = dlogits + base;
-    if (t == ignore_index) {
-      for (std::int64_t c = 0; c < C; ++c) dx[c * s] = 0;
-      continue;
-    }
-    const T row_scale = static_cast<T>(dout[r * dout_stride] * scale);
-    // x − lse in double (exact for |lse| up to 1e4 and more), then exp in T, vectorized (simd:
-    // dlogits may be logits itself, each element read before it is written).
-    const auto classes = [&](std::int64_t c0, std::int64_t c1) {
+  parallel_region_if(row_count(g) * C > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r = 0; r < row_count(g); ++r) {
+      const std::int64_t base = (r / s) * C * s + r % s, t = targets[r];
+      const T* x = logits + base;
+      T* dx = dlogits + base;
+      if (t == ignore_index) {
+        for (std::int64_t c = 0; c < C; ++c) dx[c * s] = 0;
+        continue;
+      }
+      const T row_scale = static_cast<T>(dout[r * dout_stride] * scale);
+      // x − lse in double (exact for |lse| up to 1e4 and more), then exp in T, vectorized (simd:
+      // dlogits may be logits itself, each element read before it is written).
+      const auto classes = [&](std::int64_t c0, std::int64_t c1) {
 #pragma omp simd
-      for (std::int64_t c = c0; c < c1; ++c)
-        dx[c * s] = row_scale * (vec::exp(static_cast<T>(x[c * s] - lse[r])) - off_target);
-    };
-    // The logits were written by the forward and come from main memory: a row in blocks that
-    // prefetch (streaming.hpp) took G's backward from 11-13 to 6 ms.
-    if constexpr (kContiguous) blocks_of(0, C, classes, x);
-    else classes(0, C);
-    dx[t * s] += row_scale * (off_target - on_target);
-  }
+        for (std::int64_t c = c0; c < c1; ++c)
+          dx[c * s] = row_scale * (vec::exp(static_cast<T>(x[c * s] - lse[r])) - off_target);
+      };
+      // The logits were written by the forward and come from main memory: a row in blocks that
+      // prefetch (streaming.hpp) took G's backward from 11-13 to 6 ms.
+      if constexpr (kContiguous) blocks_of(0, C, classes, x);
+      else classes(0, C);
+      dx[t * s] += row_scale * (off_target - on_target);
+    }
+  });
   });
 }
 

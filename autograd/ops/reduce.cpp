@@ -39,13 +39,15 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
     const T* px = xc.data<T>();
     T* po = out.data<T>();
     if (g.inner == 1) {  // reduce along contiguous rows
-#pragma omp parallel for if (g.outer * g.size > kParallelGrain)
-      for (std::int64_t o = 0; o < g.outer; ++o) {
-        const T* row = px + o * g.size;
-        double acc = 0;
-        for (std::int64_t r = 0; r < g.size; ++r) acc += row[r];
-        po[o] = static_cast<T>(acc);
-      }
+      parallel_region_if(g.outer * g.size > kParallelGrain, [&] {
+#pragma omp for nowait
+        for (std::int64_t o = 0; o < g.outer; ++o) {
+          const T* row = px + o * g.size;
+          double acc = 0;
+          for (std::int64_t r = 0; r < g.size; ++r) acc += row[r];
+          po[o] = static_cast<T>(acc);
+        }
+      });
     } else {  // add rows of length inner: vectorizes along inner
       // The threads share the work by (o, stripe of columns), not by o alone: a bias's gradient,
       // the sum over the rows of one (rows, features) matrix, has outer = 1 and ran on one
@@ -54,31 +56,33 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
       const std::int64_t threads = parallel ? omp_get_max_threads() : 1;
       const std::int64_t stripes = g.outer >= threads ? 1 : (threads + g.outer - 1) / g.outer;
       const std::int64_t width = ((g.inner + stripes - 1) / stripes + 15) / 16 * 16;  // whole vectors
-#pragma omp parallel for if (parallel)
-      for (std::int64_t task = 0; task < g.outer * stripes; ++task) {
-        const std::int64_t o = task / stripes, i0 = std::min(task % stripes * width, g.inner);
-        const std::int64_t i1 = std::min(i0 + width, g.inner);
-        T* dst = po + o * g.inner;
-        const T* rows = px + o * g.size * g.inner;
-        // kSumColumns columns at a time, their sums kept in registers through all the rows.
-        // (Added into dst instead, each row's loads of the sums waited on the row before's
-        // stores.) Each column still adds its rows in order from 0: the same bits.
-        std::int64_t i = i0;
-        for (; i + kSumColumns<T> <= i1; i += kSumColumns<T>) {
-          T acc[kSumColumns<T>] = {};
-          for (std::int64_t r = 0; r < g.size; ++r) {
-            const T* src = rows + r * g.inner + i;
-            for (std::int64_t l = 0; l < kSumColumns<T>; ++l) acc[l] += src[l];
+      parallel_region_if(parallel, [&] {
+#pragma omp for nowait
+        for (std::int64_t task = 0; task < g.outer * stripes; ++task) {
+          const std::int64_t o = task / stripes, i0 = std::min(task % stripes * width, g.inner);
+          const std::int64_t i1 = std::min(i0 + width, g.inner);
+          T* dst = po + o * g.inner;
+          const T* rows = px + o * g.size * g.inner;
+          // kSumColumns columns at a time, their sums kept in registers through all the rows.
+          // (Added into dst instead, each row's loads of the sums waited on the row before's
+          // stores.) Each column still adds its rows in order from 0: the same bits.
+          std::int64_t i = i0;
+          for (; i + kSumColumns<T> <= i1; i += kSumColumns<T>) {
+            T acc[kSumColumns<T>] = {};
+            for (std::int64_t r = 0; r < g.size; ++r) {
+              const T* src = rows + r * g.inner + i;
+              for (std::int64_t l = 0; l < kSumColumns<T>; ++l) acc[l] += src[l];
+            }
+            std::copy(acc, acc + kSumColumns<T>, dst + i);
           }
-          std::copy(acc, acc + kSumColumns<T>, dst + i);
-        }
-        std::fill(dst + i, dst + i1, T(0));  // the last columns, fewer than kSumColumns
-        for (std::int64_t r = 0; r < g.size && i < i1; ++r) {
-          const T* src = rows + r * g.inner;
+          std::fill(dst + i, dst + i1, T(0));  // the last columns, fewer than kSumColumns
+          for (std::int64_t r = 0; r < g.size && i < i1; ++r) {
+            const T* src = rows + r * g.inner;
 #pragma omp simd
-          for (std::int64_t j = i; j < i1; ++j) dst[j] += src[j];
+            for (std::int64_t j = i; j < i1; ++j) dst[j] += src[j];
+          }
         }
-      }
+      });
     }
   });
   return out;
@@ -163,23 +167,25 @@ std::pair<Tensor, Tensor> max_one_dim(const Tensor& x, std::int64_t dim, const c
     const T* px = xc.data<T>();
     T* pv = values.data<T>();
     std::int64_t* pi = indices.data<std::int64_t>();
-#pragma omp parallel for if (g.outer * g.size * g.inner > kParallelGrain)
-    for (std::int64_t o = 0; o < g.outer; ++o)
-      for (std::int64_t i = 0; i < g.inner; ++i) {
-        const T* src = px + o * g.size * g.inner + i;
-        T best = src[0];
-        std::int64_t best_r = 0;
-        for (std::int64_t r = 1; r < g.size; ++r) {
-          const T v = src[r * g.inner];
-          // NaN wins (propagates), as in PyTorch.
-          if (v > best || (v != v && best == best)) {
-            best = v;
-            best_r = r;
+    parallel_region_if(g.outer * g.size * g.inner > kParallelGrain, [&] {
+#pragma omp for nowait
+      for (std::int64_t o = 0; o < g.outer; ++o)
+        for (std::int64_t i = 0; i < g.inner; ++i) {
+          const T* src = px + o * g.size * g.inner + i;
+          T best = src[0];
+          std::int64_t best_r = 0;
+          for (std::int64_t r = 1; r < g.size; ++r) {
+            const T v = src[r * g.inner];
+            // NaN wins (propagates), as in PyTorch.
+            if (v > best || (v != v && best == best)) {
+              best = v;
+              best_r = r;
+            }
           }
+          pv[o * g.inner + i] = best;
+          pi[o * g.inner + i] = best_r;
         }
-        pv[o * g.inner + i] = best;
-        pi[o * g.inner + i] = best_r;
-      }
+    });
   });
   return {values, indices};
 }

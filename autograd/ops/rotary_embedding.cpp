@@ -53,26 +53,28 @@ void rotate(T* y, const T* x, std::int64_t B, std::int64_t Tn, std::int64_t N, s
   const std::int64_t half = D / 2, rows = B * Tn;
   // a pair's two coordinates: (i, i + D/2) or (2i, 2i + 1)
   const std::int64_t first_step = interleaved ? 2 : 1, second_offset = interleaved ? 1 : half;
-#pragma omp parallel for if (rows * N * D > kParallelGrain)
-  for (std::int64_t row = 0; row < rows; ++row) {
-    const std::int64_t t = row % Tn;
-    const double* c = table.cos.data() + t * half;
-    const double* s = table.sin.data() + t * half;
-    for (std::int64_t n = 0; n < N; ++n) {
-      const T* xh = x + (row * N + n) * D;
-      T* yh = y + (row * N + n) * D;
-      if (n >= rotate_heads) {
-        std::copy(xh, xh + D, yh);
-        continue;
-      }
-      for (std::int64_t i = 0; i < half; ++i) {
-        const std::int64_t ia = i * first_step, ib = ia + second_offset;
-        const T a = xh[ia], b = xh[ib], ci = static_cast<T>(c[i]), si = static_cast<T>(s[i]);
-        yh[ia] = a * ci - b * si;
-        yh[ib] = b * ci + a * si;
+  parallel_region_if(rows * N * D > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t row = 0; row < rows; ++row) {
+      const std::int64_t t = row % Tn;
+      const double* c = table.cos.data() + t * half;
+      const double* s = table.sin.data() + t * half;
+      for (std::int64_t n = 0; n < N; ++n) {
+        const T* xh = x + (row * N + n) * D;
+        T* yh = y + (row * N + n) * D;
+        if (n >= rotate_heads) {
+          std::copy(xh, xh + D, yh);
+          continue;
+        }
+        for (std::int64_t i = 0; i < half; ++i) {
+          const std::int64_t ia = i * first_step, ib = ia + second_offset;
+          const T a = xh[ia], b = xh[ib], ci = static_cast<T>(c[i]), si = static_cast<T>(s[i]);
+          yh[ia] = a * ci - b * si;
+          yh[ib] = b * ci + a * si;
+        }
       }
     }
-  }
+  });
 }
 
 }  // namespace

@@ -24,11 +24,13 @@ namespace {
 template <typename RowFn>
 void for_each_row(const DimGeometry& g, RowFn row_fn) {
   const std::int64_t rows = row_count(g);
-#pragma omp parallel for if (rows * g.size > kParallelGrain)
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t o = r / g.inner, i = r % g.inner;
-    row_fn(o * g.size * g.inner + i);
-  }
+  parallel_region_if(rows * g.size > kParallelGrain, [&] {
+#pragma omp for nowait
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const std::int64_t o = r / g.inner, i = r % g.inner;
+      row_fn(o * g.size * g.inner + i);
+    }
+  });
 }
 
 

@@ -33,8 +33,10 @@ Tensor unary_forward(const Tensor& x, const char* op, F f) {
     const T* px = xc.data<T>();
     T* py = y.data<T>();
     const std::int64_t n = y.numel();
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+    parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+      for (std::int64_t i = 0; i < n; ++i) py[i] = f(px[i]);
+    });
   });
   return y;
 }
@@ -49,8 +51,10 @@ Tensor unary_backward(const Tensor& dout, const Tensor& saved, const char* op, F
     const T* ps = saved.data<T>();
     T* pd = dx.data<T>();
     const std::int64_t n = dx.numel();
-#pragma omp parallel for simd if (parallel : n > kParallelGrain)
-    for (std::int64_t i = 0; i < n; ++i) pd[i] = pg[i] * dfdx(ps[i]);
+    parallel_region_if(n > kParallelGrain, [&] {
+#pragma omp for simd nowait
+      for (std::int64_t i = 0; i < n; ++i) pd[i] = pg[i] * dfdx(ps[i]);
+    });
   });
   return dx;
 }
