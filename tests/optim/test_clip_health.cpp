@@ -1,6 +1,7 @@
 // test_clip_health.cpp — gradient clipping on closed-form cases (PyTorch's numbers are in
 // test_optim_vs_torch.cpp), its NaN/Inf behaviour, and the numerical-health report.
 #include <cmath>
+#include <vector>
 
 #include <omp.h>
 
@@ -162,4 +163,20 @@ TEST_CASE("check_health names the first non-finite loss, gradient or value", "[o
     CHECK(n.inf == 2);
     CHECK_FALSE(n.finite());
   }
+}
+
+TEST_CASE("count_nonfinite over a tensor large enough for a team of threads counts every element once", "[optim]") {
+  const int saved = get_num_threads();
+  std::vector<float> values(100000, 1.0f);
+  for (std::size_t i = 0; i < values.size(); i += 1000) values[i] = NAN;     // 100
+  for (std::size_t i = 7; i < values.size(); i += 4000) values[i] = -INFINITY;  // 25
+  const Tensor t = Tensor::from_vector(values, {100, 1000});
+  for (const int threads : {1, 2}) {
+    set_num_threads(threads);
+    INFO(threads << " thread(s)");
+    const NonFiniteCount n = count_nonfinite(t);
+    CHECK(n.nan == 100);
+    CHECK(n.inf == 25);
+  }
+  set_num_threads(saved);
 }
