@@ -63,7 +63,7 @@ flags=(-std=c++20 -gline-tables-only -O1 -Wno-unknown-pragmas -fno-omit-frame-po
 # The omp_* calls still need omp.h and a runtime: GCC's libgomp, which build-essential
 # brings, so that no clang OpenMP package is needed (Debian's libomp-16-dev conflicts with
 # the libomp-dev of clang 14 that many machines have). GCC's own omp.h uses attributes clang
-# refuses, so the five functions the library calls are declared here, as libgomp exports them.
+# refuses, so the seven functions the library calls are declared here, as libgomp exports them.
 ln -sfn "$PWD" "$build/include/tapegrad"  # <tapegrad/...> as in the CMake build
 mkdir -p "$build/omp"
 cat > "$build/omp/omp.h" << 'OMP'
@@ -73,6 +73,8 @@ int omp_get_max_threads(void);
 int omp_get_num_threads(void);
 int omp_get_thread_num(void);
 int omp_in_parallel(void);
+int omp_get_active_level(void);
+int omp_get_max_active_levels(void);
 void omp_set_num_threads(int);
 }
 OMP
