@@ -34,6 +34,25 @@ namespace {
 constexpr double kFromMultiplyAdds = 100.0 * 100.0 * 100.0;
 constexpr double kUpToMultiplyAdds = 1 << 26;
 
+// Larger products with a single block of K (K ≤ kSplitQ, 448), on an AMD CPU. There the kernel
+// writes each element of C once, from its registers, where OpenBLAS zeroes C (or a linear copies
+// its bias into it) and then adds the product to it; and it reads A in place where OpenBLAS
+// packs it. On a Zen 5 EPYC, M's K-384 products (NT 2048x1536x384, 2048x1152x384 and
+// 2048x384x384 with their bias, NN 2048x1536x384 and 2048x384x384) took 0.93-0.98 of
+// OpenBLAS's time alone, and M's whole step, alternating step by step between the two libraries
+// in one process, 0.983-0.985 of its time (the medians of 16-20 pairs; the same program with
+// the same library on both sides: 0.994). On the Xeon (family 6, model 207) the same products
+// were no faster, so the rule leaves Intel's CPUs as they were (bench/README.md, "a tenth day").
+constexpr std::int64_t kOneBlockOfK = 448;  // OpenBLAS's block of K (kSplitQ below)
+
+bool one_block_of_k_pays() {
+  static const bool amd = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_is("amd");
+  }();
+  return amd;
+}
+
 }  // namespace
 
 #if defined(__AVX512F__)
@@ -47,6 +66,7 @@ namespace {
 // gives its bits. Found by comparing C against cblas_sgemm for K from 384 to 2100 (bitwise at
 // 448 and 16; at 480, or at 448 with 64, K 1024 came out different).
 constexpr std::int64_t kSplitQ = 448;
+static_assert(kSplitQ == kOneBlockOfK, "the rule's single block of K is OpenBLAS's block");
 constexpr std::int64_t kSplitUnroll = 16;
 
 std::int64_t next_k_block(std::int64_t remaining) {
@@ -226,13 +246,14 @@ void blocked_sgemm(bool, bool, std::int64_t, std::int64_t, std::int64_t, const f
 
 #endif
 
-bool blocked_sgemm_takes([[maybe_unused]] bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
+bool blocked_sgemm_takes(bool trans_a, [[maybe_unused]] bool trans_b, std::int64_t M,
                          std::int64_t N, std::int64_t K, float alpha, float beta) {
   if (!blocked_sgemm_available() || alpha != 1.0f || (beta != 0.0f && beta != 1.0f)) return false;
   if (omp_get_max_threads() != 1 && !omp_in_parallel()) return false;  // one thread: OpenBLAS splits it otherwise
   if (M <= 0 || N <= 0 || K <= 0) return false;
   const double multiply_adds = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
-  return multiply_adds > kFromMultiplyAdds && multiply_adds <= kUpToMultiplyAdds;
+  if (multiply_adds <= kFromMultiplyAdds) return false;
+  return multiply_adds <= kUpToMultiplyAdds || (!trans_a && K <= kOneBlockOfK && one_block_of_k_pays());
 }
 
 }  // namespace tapegrad::detail

@@ -34,8 +34,8 @@ bool blocked_sgemm_available();
 
 // Whether GemmBackend::tapegrad runs this product on the kernel (blas.cpp sends the rest to
 // OpenBLAS): an AVX-512 build, one thread (or inside a parallel region), alpha 1, beta 0 or 1,
-// and between 100³ and 2^26 multiply-adds, the sizes where it was measured faster
-// (blocked_sgemm.cpp).
+// and the sizes where it was measured faster (blocked_sgemm.cpp): between 100³ and 2^26
+// multiply-adds, and on an AMD CPU also larger products with one block of K (K ≤ 448).
 bool blocked_sgemm_takes(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, std::int64_t K, float alpha,
                          float beta);
 

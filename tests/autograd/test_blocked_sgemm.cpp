@@ -143,7 +143,7 @@ TEST_CASE("GemmBackend::tapegrad gives OpenBLAS's bits on its SkylakeX kernels",
 }
 
 TEST_CASE("blocked_sgemm_takes one-thread products of alpha 1 and beta 0 or 1, over 100^3 and up to 2^26 "
-          "multiply-adds", "[blas]") {
+          "multiply-adds (and more with one block of K on AMD, below)", "[blas]") {
   if (!detail::blocked_sgemm_available()) {
     CHECK_FALSE(detail::blocked_sgemm_takes(false, false, 512, 128, 512, 1.0f, 0.0f));
     return;
@@ -158,7 +158,7 @@ TEST_CASE("blocked_sgemm_takes one-thread products of alpha 1 and beta 0 or 1, o
       CHECK(detail::blocked_sgemm_takes(ta, tb, 512, 256, 512, 1.0f, 0.0f));   // 2^26
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 100, 100, 100, 1.0f, 0.0f));   // OpenBLAS's small kernels
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 513, 256, 512, 1.0f, 0.0f));   // over 2^26
-      CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 2048, 384, 384, 1.0f, 0.0f));  // M's
+      CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 2048, 384, 448 + 16, 1.0f, 0.0f));  // M's, two blocks of K
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 512, 128, 512, 2.0f, 0.0f));   // alpha
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 512, 128, 512, 1.0f, 0.5f));   // beta
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 0, 128, 512, 1.0f, 0.0f));
@@ -195,4 +195,50 @@ TEST_CASE("GemmBackend::tapegrad: its name, TAPEGRAD_GEMM_BACKEND, and the libra
   CHECK(blas::gemm_backend_for(false, false, 2048, 384, 1536) == GemmBackend::openblas);   // large
   set_num_threads(2);
   CHECK(blas::gemm_backend_for(false, true, 512, 128, 512) == GemmBackend::openblas);
+}
+
+namespace {
+bool on_amd_cpu() {
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+}
+}  // namespace
+
+TEST_CASE("On an AMD CPU, GemmBackend::tapegrad takes NN and NT products over 2^26 multiply-adds with one block "
+          "of K, with OpenBLAS's bits; elsewhere it leaves them to OpenBLAS", "[blas]") {
+  if (!detail::blocked_sgemm_available()) return;
+  ThreadCountGuard threads;
+  set_num_threads(1);
+  const bool amd = on_amd_cpu();
+  for (const bool tb : {false, true}) {
+    CHECK(detail::blocked_sgemm_takes(false, tb, 2048, 1536, 384, 1.0f, 0.0f) == amd);  // M's fc1, dh
+    CHECK(detail::blocked_sgemm_takes(false, tb, 2048, 384, 448, 1.0f, 1.0f) == amd);
+    CHECK_FALSE(detail::blocked_sgemm_takes(false, tb, 2048, 384, 449, 1.0f, 0.0f));  // two blocks of K
+    CHECK_FALSE(detail::blocked_sgemm_takes(true, tb, 2048, 384, 384, 1.0f, 0.0f));   // TN, TT: A read across
+  }
+  set_num_threads(2);
+  CHECK_FALSE(detail::blocked_sgemm_takes(false, true, 2048, 1536, 384, 1.0f, 0.0f));
+  set_num_threads(1);
+  if (!amd || blas_core_name() != "SkylakeX") return;
+  // 700 x 300 x 384: 80.6 million multiply-adds, over 2^26 (67.1 million), one block of K
+  BackendGuard guard;
+  for (const bool tb : {false, true})
+    for (const float beta : {0.0f, 1.0f}) {
+      const GemmProblem<float> p(false, tb, 700, 300, 384, 1.0f, beta, 3);
+      std::vector<std::vector<float>> C, with_bias;
+      const std::vector<float> bias = bias_of(p.N);
+      for (const GemmBackend b : {GemmBackend::openblas, GemmBackend::tapegrad}) {
+        blas::set_gemm_backend(b);
+        C.push_back(p.C0);
+        blas::gemm<float>(p.ta, p.tb, p.M, p.N, p.K, 1.0f, p.A.data(), p.lda(), p.B.data(), p.ldb(), beta,
+                          C.back().data(), p.ldc());
+        with_bias.push_back(p.C0);
+        blas::gemm_with_bias<float>(p.ta, p.tb, p.M, p.N, p.K, p.A.data(), p.lda(), p.B.data(), p.ldb(),
+                                    bias.data(), with_bias.back().data(), p.ldc());
+      }
+      INFO(p.str());
+      CHECK(blas::gemm_backend_for(p.ta, p.tb, p.M, p.N, p.K) == GemmBackend::tapegrad);
+      CHECK(same_bits(C[0], C[1]));
+      CHECK(same_bits(with_bias[0], with_bias[1]));
+    }
 }
