@@ -8,6 +8,7 @@
 //   train_step --config S --profile              # time per op kind, forward and backward
 //   train_step --config S --floor                # the step against its GEMM floor
 //   TAPEGRAD_GEMM_BACKEND=auto train_step --floor --floor-backend openblas   # a step on oneDNN, OpenBLAS's floor
+//   train_step --config M --versus tapegrad      # steps alternately on OpenBLAS and tapegrad's kernel, paired
 //
 // The GEMM floor: one step's products are counted by shape (autograd/gemm_census.hpp), each
 // shape's rate is measured in this process with the same threads (autograd/gemm_rate.hpp),
@@ -26,6 +27,8 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <optional>
+#include <vector>
 
 #include <tapegrad/autograd/profiler.hpp>
 #include <tapegrad/tapegrad.hpp>
@@ -84,10 +87,67 @@ double step_flops(const BenchConfig& c) {
   return 3 * (static_cast<double>(c.layers) * per_layer + head);
 }
 
+// The step on two GEMM libraries, alternating step by step in one process (own, other, other,
+// own, ...: each pair in the opposite order to the last), so that a slow spell of this shared
+// machine falls on both alike. Per pair, other's time over own's; their median and quartiles.
+// (Run on the same library on both sides, the medians came out 1.000 and 1.002 on M.)
+struct PairedSteps {
+  double own_ms, other_ms;             // medians of each side's steps
+  double ratio, ratio_q1, ratio_q3;    // other / own: the median pair, the quartiles
+  double ratio_min, ratio_max;
+};
+
+template <typename Step>
+PairedSteps alternate_steps(blas::GemmBackend own, blas::GemmBackend other, int pairs, int warmup, Step&& step) {
+  const auto timed = [&](blas::GemmBackend backend) {
+    blas::set_gemm_backend(backend);
+    const auto t0 = std::chrono::steady_clock::now();
+    step();
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (int i = 0; i < warmup; ++i) timed(other);  // its first products (a panel buffer) out of the timing
+  std::vector<double> own_ms, other_ms, ratio;
+  for (int p = 0; p < pairs; ++p) {
+    double a, b;
+    if (p % 2 == 0) a = timed(own), b = timed(other);
+    else b = timed(other), a = timed(own);
+    own_ms.push_back(a), other_ms.push_back(b), ratio.push_back(b / a);
+  }
+  blas::set_gemm_backend(own);
+  const auto quantile = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+  };
+  return {quantile(own_ms, 0.5), quantile(other_ms, 0.5), quantile(ratio, 0.5), quantile(ratio, 0.25),
+          quantile(ratio, 0.75), quantile(ratio, 0.0), quantile(ratio, 1.0)};
+}
+
 double peak_rss_mib() {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   return static_cast<double>(usage.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+// --floor-backend's and --versus's check: one of the library's names (blas::parse_gemm_backend),
+// or "same" where allowed, and built into this tapegrad.
+CLI::Validator backend_named(bool same_allowed) {
+  const std::string names = std::string(same_allowed ? "same|" : "") + "openblas|dnnl|auto|tapegrad";
+  const std::string choices = std::string(same_allowed ? "same, " : "") + "openblas, dnnl, auto or tapegrad";
+  return CLI::Validator(
+      [same_allowed, choices](std::string& text) -> std::string {
+        if (same_allowed && text == "same") return "";
+        try {
+          const blas::GemmBackend backend = blas::parse_gemm_backend(text);
+          if (blas::gemm_backend_available(backend)) return "";
+          return backend == blas::GemmBackend::tapegrad
+                     ? "'" + text + "' needs AVX-512, and this tapegrad was built without it (-DTAPEGRAD_NATIVE=ON "
+                       "on an AVX-512 CPU)"
+                     : "'" + text + "' needs oneDNN, and this tapegrad was built without it (-DTAPEGRAD_WITH_DNNL=ON)";
+        } catch (const ValueError&) {
+          return "must be " + choices + ", got '" + text + "'";
+        }
+      },
+      names, "");
 }
 
 }  // namespace
@@ -99,7 +159,7 @@ int main(int argc, char** argv) {
   std::uint64_t seed = 0;
   bool profile = false, csv = false, floor = false, checkpoint = false, keep_norm_outputs = false;
   double floor_seconds = 0.1;
-  std::string floor_backend = "same";
+  std::string floor_backend = "same", versus;
   app.add_option("--config", config_name, "S, M, G or L (see bench/README.md)")->capture_default_str();
   app.add_option("--placement", placement, "pre, post, b2t, deepnorm, rezero, none")->capture_default_str();
   app.add_option("--threads", threads, "threads for OpenBLAS and tapegrad's loops")->capture_default_str();
@@ -120,21 +180,11 @@ int main(int argc, char** argv) {
                  "TAPEGRAD_GEMM_BACKEND), or openblas, dnnl, auto or tapegrad (e.g. a step on oneDNN against "
                  "OpenBLAS's floor, the reference of bench/README.md)")
       ->capture_default_str()
-      ->check(CLI::Validator(
-          [](std::string& text) -> std::string {
-            if (text == "same") return "";
-            try {  // the library's own names (blas::parse_gemm_backend), then whether this build has it
-              const blas::GemmBackend backend = blas::parse_gemm_backend(text);
-              if (blas::gemm_backend_available(backend)) return "";
-              return backend == blas::GemmBackend::tapegrad
-                         ? "'" + text + "' needs AVX-512, and this tapegrad was built without it (-DTAPEGRAD_NATIVE=ON "
-                           "on an AVX-512 CPU)"
-                         : "'" + text + "' needs oneDNN, and this tapegrad was built without it (-DTAPEGRAD_WITH_DNNL=ON)";
-            } catch (const ValueError&) {
-              return "must be same, openblas, dnnl, auto or tapegrad, got '" + text + "'";
-            }
-          },
-          "same|openblas|dnnl|auto|tapegrad", ""));
+      ->check(backend_named(true));
+  app.add_option("--versus", versus, "also run the timed steps alternately on this GEMM library (openblas, dnnl, auto "
+                 "or tapegrad) and on the step's own, step by step, and print the ratio of each pair: a comparison "
+                 "of the two that a slow spell of the machine hits alike")
+      ->check(backend_named(false));
   CLI11_PARSE(app, argc, argv);
   const blas::GemmBackend step_backend = blas::gemm_backend();
   const blas::GemmBackend floor_library = floor_backend == "same" ? step_backend : blas::parse_gemm_backend(floor_backend);
@@ -176,6 +226,8 @@ int main(int argc, char** argv) {
     }
   }
   const AllocatorStats after = allocator_stats();
+  std::optional<PairedSteps> paired;
+  if (!versus.empty()) paired = alternate_steps(step_backend, blas::parse_gemm_backend(versus), steps, warmup, step);
   // The census: a few more steps, each product counted and timed where it runs.
   GemmCensus census;
   const int census_steps = std::min(steps, 10);
@@ -234,6 +286,12 @@ int main(int argc, char** argv) {
                 census_steps, gemm_floor.step_ms, gemm_floor.step_ms / gemm_floor.ms, median - gemm_floor.step_ms);
     std::cout << gemm_floor.table;
   }
+  if (paired)
+    std::printf("  versus %s, %d pairs of steps in turn: %.2f ms a step on %s, %.2f ms on %s; %s's time over %s's, "
+                "pair by pair: median %.4f (quartiles %.4f-%.4f, range %.4f-%.4f)\n",
+                versus.c_str(), steps, paired->own_ms, blas::gemm_backend_name(step_backend), paired->other_ms,
+                versus.c_str(), versus.c_str(), blas::gemm_backend_name(step_backend), paired->ratio, paired->ratio_q1,
+                paired->ratio_q3, paired->ratio_min, paired->ratio_max);
   if (profile) std::cout << prof.report(steps);
   return 0;
 }
