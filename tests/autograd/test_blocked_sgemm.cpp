@@ -205,7 +205,7 @@ bool on_amd_cpu() {
 }  // namespace
 
 TEST_CASE("On an AMD CPU, GemmBackend::tapegrad takes NN and NT products over 2^26 multiply-adds with one block "
-          "of K, with OpenBLAS's bits; elsewhere it leaves them to OpenBLAS", "[blas]") {
+          "of K, with OpenBLAS's bits, and elsewhere leaves them to OpenBLAS", "[blas]") {
   if (!detail::blocked_sgemm_available()) return;
   ThreadCountGuard threads;
   set_num_threads(1);
