@@ -34,15 +34,19 @@ namespace {
 constexpr double kFromMultiplyAdds = 100.0 * 100.0 * 100.0;
 constexpr double kUpToMultiplyAdds = 1 << 26;
 
-// Larger products with a single block of K (K ≤ kSplitQ, 448), on an AMD CPU. There the kernel
+// Larger NN and NT products with a single block of K (K ≤ 448), on an AMD CPU. There the kernel
 // writes each element of C once, from its registers, where OpenBLAS zeroes C (or a linear copies
 // its bias into it) and then adds the product to it; and it reads A in place where OpenBLAS
 // packs it. On a Zen 5 EPYC, M's K-384 products (NT 2048x1536x384, 2048x1152x384 and
 // 2048x384x384 with their bias, NN 2048x1536x384 and 2048x384x384) took 0.93-0.98 of
 // OpenBLAS's time alone, and M's whole step, alternating step by step between the two libraries
-// in one process, 0.983-0.985 of its time (the medians of 16-20 pairs; the same program with
-// the same library on both sides: 0.994). On the Xeon (family 6, model 207) the same products
-// were no faster, so the rule leaves Intel's CPUs as they were (bench/README.md, "a tenth day").
+// in one process (train_step --versus), about 0.985 of its time (the medians of 16-30 pairs in
+// seven runs: 0.983-0.994, and 0.999 in a slow spell of the host; the same library on both
+// sides: 1.000-1.003). TN products stay on OpenBLAS (the kernel reads their A across rows lda
+// apart: up to 18% slower on M's), and so do products of two or more blocks of K (M's step in
+// pairs: 0.990 and 1.002 with them, 0.986 without). On the Xeon (family 6, model 207) the K-384
+// products were no faster, so the rule leaves Intel's CPUs as they were (bench/README.md, "a
+// tenth day").
 constexpr std::int64_t kOneBlockOfK = 448;  // OpenBLAS's block of K (kSplitQ below)
 
 bool one_block_of_k_pays() {

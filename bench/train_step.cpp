@@ -90,7 +90,7 @@ double step_flops(const BenchConfig& c) {
 // The step on two GEMM libraries, alternating step by step in one process (own, other, other,
 // own, ...: each pair in the opposite order to the last), so that a slow spell of this shared
 // machine falls on both alike. Per pair, other's time over own's; their median and quartiles.
-// (Run on the same library on both sides, the medians came out 1.000 and 1.002 on M.)
+// (Run on the same library on both sides, the medians came out 1.000, 1.002 and 1.003 on M.)
 struct PairedSteps {
   double own_ms, other_ms;             // medians of each side's steps
   double ratio, ratio_q1, ratio_q3;    // other / own: the median pair, the quartiles

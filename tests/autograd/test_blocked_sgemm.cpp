@@ -158,7 +158,7 @@ TEST_CASE("blocked_sgemm_takes one-thread products of alpha 1 and beta 0 or 1, o
       CHECK(detail::blocked_sgemm_takes(ta, tb, 512, 256, 512, 1.0f, 0.0f));   // 2^26
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 100, 100, 100, 1.0f, 0.0f));   // OpenBLAS's small kernels
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 513, 256, 512, 1.0f, 0.0f));   // over 2^26
-      CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 2048, 384, 448 + 16, 1.0f, 0.0f));  // M's, two blocks of K
+      CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 2048, 384, 448 + 16, 1.0f, 0.0f));  // two blocks of K
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 512, 128, 512, 2.0f, 0.0f));   // alpha
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 512, 128, 512, 1.0f, 0.5f));   // beta
       CHECK_FALSE(detail::blocked_sgemm_takes(ta, tb, 0, 128, 512, 1.0f, 0.0f));
