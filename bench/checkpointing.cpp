@@ -21,8 +21,10 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "../examples/cli_checks.hpp"
+#include "bench_stats.hpp"
 
 using namespace tapegrad;
+using bench::median;
 
 namespace {
 
@@ -64,9 +66,8 @@ Measure run(std::int64_t layers, std::int64_t d_model, std::int64_t heads, std::
     m.activation_bytes = std::max(m.activation_bytes, Storage::peak_live_bytes() - before);
     m.total_bytes = std::max(m.total_bytes, Storage::peak_live_bytes());
   }
-  std::sort(ms.begin(), ms.end());
-  m.median_ms = ms[ms.size() / 2];
-  m.min_ms = ms.front();
+  m.median_ms = bench::median(ms);
+  m.min_ms = *std::min_element(ms.begin(), ms.end());
   return m;
 }
 
@@ -108,11 +109,6 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
       }
     }
-    auto median = [](std::vector<double> v) {  // of an even count: the mean of the middle two
-      std::sort(v.begin(), v.end());
-      const std::size_t n = v.size();
-      return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-    };
     // Time: each round's step time (its fastest step, the least disturbed by other load) and
     // the overhead of checkpointing within the round, on against off run next to each other.
     std::vector<double> t0, t1, overhead;

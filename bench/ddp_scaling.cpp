@@ -40,15 +40,12 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "../examples/cli_checks.hpp"
+#include "bench_stats.hpp"
 
 using namespace tapegrad;
+using bench::median;
 
 namespace {
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
-}
 
 struct Timings {
   std::vector<double> all;                   // every timed step, seconds

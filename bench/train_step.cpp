@@ -35,6 +35,7 @@
 
 #include "../examples/cli_checks.hpp"
 #include "bench_configs.hpp"
+#include "bench_stats.hpp"
 
 using namespace tapegrad;
 using tapegrad::bench::BenchConfig;
@@ -114,10 +115,7 @@ PairedSteps alternate_steps(blas::GemmBackend own, blas::GemmBackend other, int 
     own_ms.push_back(a), other_ms.push_back(b), ratio.push_back(b / a);
   }
   blas::set_gemm_backend(own);
-  const auto quantile = [](std::vector<double> v, double q) {
-    std::sort(v.begin(), v.end());
-    return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
-  };
+  using bench::quantile;
   return {quantile(own_ms, 0.5), quantile(other_ms, 0.5), quantile(ratio, 0.5), quantile(ratio, 0.25),
           quantile(ratio, 0.75), quantile(ratio, 0.0), quantile(ratio, 1.0)};
 }
@@ -237,7 +235,7 @@ int main(int argc, char** argv) {
   }
   std::vector<double> sorted = ms;
   std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
+  const double median = bench::median(ms);
   const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
   const double gflops = step_flops(c) / (median / 1000) / 1e9;
   GemmFloor gemm_floor;
