@@ -66,7 +66,7 @@ Measure run(std::int64_t layers, std::int64_t d_model, std::int64_t heads, std::
     m.activation_bytes = std::max(m.activation_bytes, Storage::peak_live_bytes() - before);
     m.total_bytes = std::max(m.total_bytes, Storage::peak_live_bytes());
   }
-  m.median_ms = bench::median(ms);
+  m.median_ms = median(ms);
   m.min_ms = *std::min_element(ms.begin(), ms.end());
   return m;
 }

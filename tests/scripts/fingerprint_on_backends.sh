@@ -7,20 +7,16 @@
 #
 #   fingerprint_on_backends.sh <numbers_fingerprint> <backend>
 #
-# The claim is about OpenBLAS's SkylakeX kernels, so on a CPU that can run them both runs ask
-# OpenBLAS for them (skylakex.sh). Left to itself OpenBLAS 0.3.21 picks others on an AMD Zen 4 or 5,
-# and a shell may have set OPENBLAS_CORETYPE to another core: the test skipped there before.
+# ctest runs it through on_skylakex.sh, which asks OpenBLAS for the kernels the claim is about
+# wherever the CPU can run them.
 #
 # Exits 77, which ctest reports as skipped (not passed), where the backend is not built in, or
-# where OpenBLAS still runs other kernels than SkylakeX (a CPU without AVX-512), for which no
-# bitwise claim is made.
+# where OpenBLAS runs other kernels than SkylakeX, for which no bitwise claim is made.
 set -euo pipefail
 program=$1 backend=$2
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export OMP_NUM_THREADS=1
-source "$(dirname "$0")/skylakex.sh"
-if can_run_skylakex; then export OPENBLAS_CORETYPE=SkylakeX; fi
 TAPEGRAD_GEMM_BACKEND=openblas "$program" > "$dir/openblas.txt" 2> "$dir/openblas.err"
 core=$(sed -n 's/^numbers_fingerprint: BLAS core //p' "$dir/openblas.err")
 if [[ $core != SkylakeX ]]; then
