@@ -233,8 +233,7 @@ int main(int argc, char** argv) {
     GemmCensusGuard taking(census);
     for (int i = 0; i < census_steps; ++i) step();
   }
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
+  const auto [fastest, slowest] = std::minmax_element(ms.begin(), ms.end());
   const double median = bench::median(ms);
   const double tokens_per_s = static_cast<double>(c.batch * c.seq_len) / (median / 1000);
   const double gflops = step_flops(c) / (median / 1000) / 1e9;
@@ -246,7 +245,7 @@ int main(int argc, char** argv) {
   }
   if (csv) {
     std::printf("%s,%s,%d,%.2f,%.2f,%.2f,%.0f,%.1f,%.0f", config_name.c_str(), placement.c_str(), threads, median,
-                sorted.front(), sorted.back(), tokens_per_s, gflops, peak_rss_mib());
+                *fastest, *slowest, tokens_per_s, gflops, peak_rss_mib());
     if (floor) std::printf(",%.2f,%.3f", gemm_floor.ms, median / gemm_floor.ms);
     std::printf("\n");
   } else {
@@ -258,7 +257,7 @@ int main(int argc, char** argv) {
     if (checkpoint) std::printf("  activation checkpointing: every block recomputed in backward\n");
     if (keep_norm_outputs) std::printf("  norm outputs kept for the backward (not made again there)\n");
     std::printf("  %.2f ms/step median (min %.2f, max %.2f over %d steps), %.0f tokens/s, %.1f GFLOP/s, peak RSS %.0f MiB\n",
-                median, sorted.front(), sorted.back(), steps, tokens_per_s, gflops, peak_rss_mib());
+                median, *fastest, *slowest, steps, tokens_per_s, gflops, peak_rss_mib());
     std::printf("  tensors: %.0f MiB live at most, %.0f MiB held by the allocator at most (live + cached for reuse)\n",
                 double(Storage::peak_live_bytes()) / (1 << 20), double(allocator_stats().peak_bytes) / (1 << 20));
     std::printf("  %.0f tensor allocations per step, %.1f of them new memory (the rest reused from the cache)\n",
