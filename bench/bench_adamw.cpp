@@ -5,8 +5,15 @@
 // per-parameter overhead, the most a flat buffer can save. Args: {config, flat}, config 0, 1, 2
 // = S, M, G of train_step (bench/README.md).
 //
+// BM_adamw_bytes_streamed is the update's memory floor: the same bytes as one step (θ, g, m and
+// v read, θ, m and v written: 28 a parameter) moved by a loop of multiply-adds only, with no
+// division or square root. Where AdamW's step takes about as long, it is bound by memory, and no
+// rewrite of its arithmetic can make it faster (G: bench/README.md, "a twelfth day").
+//
 //   OMP_NUM_THREADS=1 bench_adamw [benchmark flags]
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include <benchmark/benchmark.h>
 
@@ -58,7 +65,35 @@ void BM_adamw_step(benchmark::State& state) {
   state.counters["tensors"] = static_cast<double>(tensors);
 }
 
+// One pass that loads and stores what AdamW's step does, on the program's threads.
+void BM_adamw_bytes_streamed(benchmark::State& state) {
+  const auto n = nn::TransformerLM(config_of(state.range(0))).num_parameters();
+  std::vector<float> theta(n, 1.0f), grad(n, 1e-3f), first_moment(n, 0.0f), second_moment(n, 0.0f);
+  float* __restrict t = theta.data();
+  const float* __restrict g = grad.data();
+  float* __restrict m1 = first_moment.data();
+  float* __restrict m2 = second_moment.data();
+  for (auto _ : state) {
+#pragma omp parallel for simd schedule(static)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const float first = 0.9f * m1[i] + 0.1f * g[i], second = 0.999f * m2[i] + 0.001f * g[i];
+      m1[i] = first, m2[i] = second;
+      t[i] -= 1e-4f * (first + second);
+    }
+    benchmark::ClobberMemory();
+  }
+  state.counters["params"] = static_cast<double>(n);
+  state.counters["bytes_per_second"] = benchmark::Counter(28.0 * static_cast<double>(n),
+                                                          benchmark::Counter::kIsIterationInvariantRate);
+}
+
 }  // namespace
+
+BENCHMARK(BM_adamw_bytes_streamed)
+    ->Arg(0)->Arg(1)->Arg(2)
+    ->ArgName("config")
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 BENCHMARK(BM_adamw_step)
     ->ArgsProduct({{0, 1, 2}, {0, 1}})
