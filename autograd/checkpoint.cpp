@@ -36,7 +36,7 @@ Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
       return recomputed;
     };
     return detail::backward_by_recomputing(replay, inputs, dout);
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::inputs);
   out.grad_fn()->reaches_hidden_leaves = true;
   return out;
 }

@@ -9,18 +9,15 @@
 //    gradients of leaves accumulate, and micrograd's famous bug when forgotten.
 // 4. Leaves collect their gradient in .grad(); each node frees its saved tensors once used,
 //    unless retain_graph asks to keep them for a second backward.
-// Hooks (hooks.hpp) run where the gradient of their tensor is known: a non-leaf's when its
-// node's gradient is complete (run_node_hooks), a leaf's when the pass has delivered all of
-// it (LeafDelivery, hook_runner.hpp).
+// run_pass below is that loop and nothing else. Each other concern is a named step of the
+// BackwardPass above it: where a leaf's gradient goes (grad() and checkpoints, grad_capture.hpp),
+// hooks (hook_runner.hpp), the checks that refuse a graph that cannot give a right answer, the
+// profiler, and letting a backward function add its gradient in place.
 // With create_graph the pass is itself recorded (grad mode stays on while the backward
 // functions run), so its results can be differentiated again; each node's backward must then
-// be written with differentiable ops (DoubleBackward::supported, node.hpp). grad() runs the
-// same pass but returns the gradients of the tensors it is asked about instead of filling
-// .grad(), and visits only the nodes on a path to them.
+// be written with differentiable ops (DoubleBackward::supported, node.hpp).
 #include "engine.hpp"
 
-#include <algorithm>
-#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -30,6 +27,7 @@
 #include <vector>
 
 #include "anomaly.hpp"
+#include "grad_capture.hpp"
 #include "grad_mode.hpp"
 #include "hook_runner.hpp"
 #include "node.hpp"
@@ -65,45 +63,42 @@ std::vector<Node*> topological_order(Node* root) { return topological_order(std:
 
 namespace {
 
+using detail::Capture;
+
+// Refuses, before any gradient moves, a graph that cannot give the right answer: one freed by
+// an earlier backward, or one whose saved tensors were written in place since (node.hpp).
+void check_usable(const std::vector<Node*>& order) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {  // name the one nearest the output
+    const Node* node = *it;
+    if (node->released())
+      throw GraphError("backward: trying to backward through the graph a second time: the "
+                       "saved tensors of '" + node->name + "' (output shape " +
+                       shape_str(node->output_shape) + ") were freed by the first backward; "
+                       "pass {.retain_graph = true} to the first backward to keep them");
+    node->check_saved_versions();
+  }
+}
+
+// A backward function that runs a raw kernel cannot be recorded for a second derivative.
+void check_recordable(const Node& node, bool create_graph) {
+  if (create_graph && node.double_backward != DoubleBackward::supported)
+    throw GraphError("backward of '" + node.name + "' (output shape " + shape_str(node.output_shape) +
+                     ") is not written with differentiable ops, so it cannot be recorded for a higher-order "
+                     "gradient (create_graph); pass DoubleBackward::supported to record() once it is");
+}
+
+// Why a gradient must match its input: a wrong shape would silently broadcast further down.
 void check_gradient(const Node& node, std::size_t input, const Tensor& grad) {
   if (grad.shape() != node.input_shapes[input] || grad.dtype() != node.input_dtypes[input])
     throw GraphError("backward of '" + node.name + "' returned a gradient of shape " +
                      shape_str(grad.shape()) + " (" + dtype_name(grad.dtype()) + ") for input " +
                      std::to_string(input) + " of shape " + shape_str(node.input_shapes[input]) +
                      " (" + dtype_name(node.input_dtypes[input]) + ")");
-}
-
-// What grad() asks for: the gradients of some leaves and some non-leaves, by position.
-struct Capture {
-  std::unordered_map<const TensorImpl*, std::size_t> leaves;
-  std::unordered_map<const Node*, std::size_t> nodes;
-  TensorList grads;
-  // detail::backward_to: the leaves not asked about still get their .grad() filled.
-  bool fill_other_leaves = false;
-  void add(std::size_t i, const Tensor& g) { grads[i] = grads[i].defined() ? tapegrad::add(grads[i], g) : g; }
-  // A node consumes tensors made before it, so every node on a path to a captured node was
-  // made after it: when only non-leaves are asked about, the search stops at nodes older than
-  // the oldest of them (PyTorch prunes by the same rule). Without it, a grad() inside a
-  // backward function would walk the whole graph below the tensors it asks about.
-  std::uint64_t min_sequence_nr() const {
-    if (!leaves.empty() || nodes.empty()) return 0;
-    std::uint64_t m = UINT64_MAX;
-    for (const auto& entry : nodes) m = std::min(m, entry.first->sequence_nr);
-    return m;
-  }
-};
-
-// The nodes from which a captured tensor can be reached: the only ones grad() must run.
-std::unordered_set<const Node*> nodes_leading_to(const std::vector<Node*>& order, const Capture& c) {
-  std::unordered_set<const Node*> needed;
-  for (const Node* node : order) {  // inputs come first in the order
-    bool leads = c.nodes.count(node) > 0;
-    for (const Edge& e : node->next_edges)
-      leads = leads || (e.node && needed.count(e.node.get())) || (e.leaf && c.leaves.count(e.leaf.get()));
-    leads = leads || (node->reaches_hidden_leaves && !c.leaves.empty());
-    if (leads) needed.insert(node);
-  }
-  return needed;
+  if (is_anomaly_enabled() && has_non_finite(grad))
+    throw AnomalyError("anomaly: backward of '" + node.name + "'" +
+                       (node.module_path.empty() ? "" : " (module '" + node.module_path + "')") +
+                       " produced a NaN/Inf gradient for input " + std::to_string(input) + " of shape " +
+                       shape_str(node.input_shapes[input]));
 }
 
 // The pass a recomputation's pass (backward_to) runs inside, on this thread: the leaves it
@@ -114,7 +109,7 @@ struct EnclosingPass {
 };
 thread_local const EnclosingPass* enclosing_pass = nullptr;
 
-// The sum of the gradients that `node`'s output has received so far, for a backward function
+// The sum of the gradients that a node's output has received so far, for a backward function
 // to add its own into (fan-out, as a residual stream's LayerNorm input has: the add's gradient
 // arrived first). Only where nothing else holds that tensor or its memory: the engine's map
 // is then the one owner, and the sum comes out the same as the engine's own add, a + b
@@ -128,211 +123,196 @@ Tensor pending_sum_to_add_into(const std::unordered_map<Node*, Tensor>& grads, N
   return sum;
 }
 
-// The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
-// capture's gradients when capture is given.
-void run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph, Capture* capture) {
-  GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
-  const bool recomputation = capture && capture->fill_other_leaves;
-  // Leaves this pass does not capture itself: a recomputation inside a grad() hands them to
-  // that grad()'s capture; inside a backward() (or alone) it fills their .grad().
-  Capture* outer = recomputation && enclosing_pass ? enclosing_pass->grad_capture : nullptr;
-  const bool fills_leaves = !capture || (recomputation && !outer);
-  const EnclosingPass this_pass{capture && !recomputation ? capture : outer};
-  const EnclosingPass* previous_pass = enclosing_pass;
-  if (!recomputation) enclosing_pass = &this_pass;
-  struct Restore {
-    const EnclosingPass* previous;
-    ~Restore() { enclosing_pass = previous; }
-  } restore{previous_pass};
+// What one backward pass holds while it walks: the gradients received so far by each node's
+// output, and where the gradients that reach leaves go.
+class BackwardPass {
+ public:
+  BackwardPass(Capture* capture, bool retain_graph, bool create_graph)
+      : capture_(capture), retain_graph_(retain_graph), create_graph_(create_graph) {
+    // Leaves this pass does not capture itself: a recomputation inside a grad() hands them to
+    // that grad()'s capture; inside a backward() (or alone) it fills their .grad().
+    const bool recomputation = capture && capture->fill_other_leaves;
+    outer_ = recomputation && enclosing_pass ? enclosing_pass->grad_capture : nullptr;
+    fills_leaves_ = !capture || (recomputation && !outer_);
+    this_pass_.grad_capture = capture && !recomputation ? capture : outer_;
+    if (!recomputation) enclosing_pass = &this_pass_;
+  }
+  ~BackwardPass() { enclosing_pass = previous_; }
+  BackwardPass(const BackwardPass&) = delete;
+  BackwardPass& operator=(const BackwardPass&) = delete;
+
+  // Step 2: dL/d root for each root. A root that is a leaf gets its gradient at once; the
+  // others are returned, for the order to start from.
+  std::vector<Node*> seed(const TensorList& roots, const TensorList& seeds) {
+    std::vector<Node*> root_nodes;
+    for (std::size_t r = 0; r < roots.size(); ++r) {
+      if (roots[r].is_leaf()) {
+        to_leaf(roots[r].impl_ptr(), seeds[r], nullptr);
+        continue;
+      }
+      root_nodes.push_back(roots[r].grad_fn().get());
+      auto [slot, inserted] = grads_.try_emplace(root_nodes.back(), seeds[r]);
+      if (!inserted) slot->second = add(slot->second, seeds[r]);
+    }
+    return root_nodes;
+  }
+
+  // Before the walk: grad() runs only the nodes on a path to what it asks for; leaves with
+  // hooks learn how many contributions to wait for (hook_runner.hpp).
+  void plan(const std::vector<Node*>& order) {
+    prune_ = capture_ && !capture_->fill_other_leaves;
+    if (prune_) needed_ = detail::nodes_leading_to(order, *capture_);
+    std::vector<Node*> feeding_leaves;  // the nodes whose leaf edges this pass serves
+    if (fills_leaves_)
+      for (Node* node : order)
+        if (!captured(*node)) feeding_leaves.push_back(node);
+    leaves_.emplace(feeding_leaves, create_graph_);
+  }
+
+  // The sum of what node's output received, taken out of the map; undefined when it received
+  // nothing (its leaves then await nothing from it) or grad() needs nothing from it.
+  Tensor take_gradient(Node& node) {
+    auto found = grads_.find(&node);
+    if (prune_ && !needed_.count(&node)) {
+      if (found != grads_.end()) grads_.erase(found);
+      return Tensor();
+    }
+    if (found == grads_.end()) {
+      if (fills_leaves_ && !captured(node)) leaves_->skip(node);
+      return Tensor();
+    }
+    Tensor dout = std::move(found->second);
+    grads_.erase(found);
+    return dout;
+  }
+
+  // grad() asked for this node's output: note its gradient. True when the pass stops here
+  // (backward_to: the gradient of a recomputation's input goes no further).
+  bool capture(const Node& node, const Tensor& dout) {
+    if (!capture_) return false;
+    auto c = capture_->nodes.find(&node);
+    if (c == capture_->nodes.end()) return false;
+    capture_->add(c->second, dout);
+    return capture_->fill_other_leaves;
+  }
+
+  // The node's backward function: dL/d output -> one dL/d input per input.
+  TensorList call_backward(Node& node, const Tensor& dout) {
+    profiler::Scope timed(node.name.c_str(), profiler::Phase::backward);
+    // Released as soon as it has run unless the graph is retained, even when what follows
+    // throws: its backward may have written over what it kept (saved_tensors_freed_after).
+    struct ReleaseAfter {
+      Node& node;
+      bool release;
+      ~ReleaseAfter() {
+        if (release) node.release();
+      }
+    } release_after{node, !retain_graph_};
+    const std::function<Tensor(std::size_t)> add_into = [&](std::size_t i) { return sum_to_add_into(node, i); };
+    TensorList dinputs = node.apply(dout, !retain_graph_, &add_into);
+    if (dinputs.size() != node.next_edges.size())
+      throw GraphError("backward of '" + node.name + "' returned " + std::to_string(dinputs.size()) +
+                       " gradients for " + std::to_string(node.next_edges.size()) + " inputs");
+    return dinputs;
+  }
+
+  // Step 3's `+=`: input i's gradient joins what its producer has received (fan-out adds up),
+  // or goes to its leaf.
+  void accumulate(const Node& node, std::size_t i, const Tensor& g) {
+    if (!node.needs_input_grad[i]) return;
+    const Edge& edge = node.next_edges[i];
+    if (!g.defined()) {
+      if (edge.leaf) to_leaf(edge.leaf, g, &*leaves_);  // counts down what the leaf awaits
+      return;
+    }
+    check_gradient(node, i, g);
+    if (edge.node) {
+      auto [slot, inserted] = grads_.try_emplace(edge.node.get(), g);
+      if (!inserted) slot->second = add(slot->second, g);
+    } else if (edge.leaf) {
+      to_leaf(edge.leaf, g, &*leaves_);
+    }
+  }
+
+ private:
+  bool captured(const Node& node) const { return capture_ && capture_->nodes.count(&node); }
+
   // A contribution to a leaf: captured when grad() asks for it, otherwise into its .grad().
-  auto to_leaf = [&](const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, detail::LeafDelivery* delivery) {
-    for (Capture* c : {capture, outer}) {
+  void to_leaf(const std::shared_ptr<TensorImpl>& leaf, const Tensor& g, detail::LeafDelivery* delivery) {
+    for (Capture* c : {capture_, outer_}) {
       if (!c) continue;
       if (auto found = c->leaves.find(leaf.get()); found != c->leaves.end()) {
         if (g.defined()) c->add(found->second, g);
         return;
       }
     }
-    if (!fills_leaves) return;
+    if (!fills_leaves_) return;
     if (delivery) delivery->deliver(leaf, g);
-    else detail::LeafDelivery::deliver_root(leaf, g, create_graph);
-  };
-  std::vector<Node*> root_nodes;
-  for (std::size_t r = 0; r < roots.size(); ++r) {
-    if (roots[r].is_leaf()) to_leaf(roots[r].impl_ptr(), seeds[r], nullptr);
-    else root_nodes.push_back(roots[r].grad_fn().get());
+    else detail::LeafDelivery::deliver_root(leaf, g, create_graph_);
   }
+
+  // May input i's backward add its gradient itself into where the engine would add it
+  // (grad_to_add_into)? Into a leaf's .grad() only where to_leaf would add it there in
+  // place; into the sum received so far by the node behind a non-leaf input (fan-out) only
+  // where this pass alone holds that sum, so that no one else sees it change.
+  Tensor sum_to_add_into(const Node& node, std::size_t i) {
+    if (is_anomaly_enabled() || create_graph_ || i >= node.next_edges.size() || !node.needs_input_grad[i])
+      return Tensor();
+    const Edge& edge = node.next_edges[i];
+    if (edge.node) return pending_sum_to_add_into(grads_, edge.node.get());
+    if (!fills_leaves_ || !edge.leaf) return Tensor();
+    for (const Capture* c : {capture_, outer_})
+      if (c && c->leaves.count(edge.leaf.get())) return Tensor();
+    return leaves_->grad_to_add_into(edge.leaf);
+  }
+
+  Capture* capture_;
+  Capture* outer_ = nullptr;
+  bool fills_leaves_ = true;
+  bool retain_graph_;
+  bool create_graph_;
+  bool prune_ = false;
+  EnclosingPass this_pass_{nullptr};
+  const EnclosingPass* previous_ = enclosing_pass;
+  std::unordered_map<Node*, Tensor> grads_;  // the sum of the gradients received by each node's output
+  std::unordered_set<const Node*> needed_;
+  std::optional<detail::LeafDelivery> leaves_;
+};
+
+}  // namespace
+
+// The backward pass from roots (seeded with seeds): into the leaves' .grad(), or into
+// capture's gradients when capture is given (grad(), backward_to).
+void detail::run_pass(const TensorList& roots, const TensorList& seeds, bool retain_graph, bool create_graph,
+                      Capture* capture) {
+  GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
+  BackwardPass pass(capture, retain_graph, create_graph);
+  const std::vector<Node*> root_nodes = pass.seed(roots, seeds);  // 2. seed dL/d root
   if (root_nodes.empty()) return;
-
-  std::vector<Node*> order = topological_order(root_nodes, capture ? capture->min_sequence_nr() : 0);
-  for (auto it = order.rbegin(); it != order.rend(); ++it)  // name the one nearest the output
-    if (Node* node = *it; node->released())
-      throw GraphError("backward: trying to backward through the graph a second time: the "
-                       "saved tensors of '" + node->name + "' (output shape " +
-                       shape_str(node->output_shape) + ") were freed by the first backward; "
-                       "pass retain_graph=true to the first backward to keep them");
-  const bool prune = capture && !capture->fill_other_leaves;
-  const std::unordered_set<const Node*> needed = prune ? nodes_leading_to(order, *capture) : std::unordered_set<const Node*>{};
-
-  // Sum of the gradients received so far by each node's output.
-  std::unordered_map<Node*, Tensor> grads;
-  for (std::size_t r = 0; r < roots.size(); ++r)
-    if (!roots[r].is_leaf()) {
-      auto [slot, inserted] = grads.try_emplace(roots[r].grad_fn().get(), seeds[r]);
-      if (!inserted) slot->second = add(slot->second, seeds[r]);
-    }
-  std::vector<Node*> feeding_leaves;  // the nodes whose leaf edges this pass serves
-  if (fills_leaves)
-    for (Node* node : order)
-      if (!capture || !capture->nodes.count(node)) feeding_leaves.push_back(node);
-  detail::LeafDelivery leaves(feeding_leaves, create_graph);
+  // 1. order: each node after every node that consumes its output, walked from the back
+  const std::vector<Node*> order = topological_order(root_nodes, capture ? capture->min_sequence_nr() : 0);
+  check_usable(order);  // refuse a freed graph, or a saved tensor written in place since
+  pass.plan(order);
+  // 3. walk in reverse
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* node = *it;
-    auto found = grads.find(node);
-    if (prune && !needed.count(node)) {  // grad(): no path from here to what was asked
-      if (found != grads.end()) grads.erase(found);
-    } else if (found == grads.end()) {  // a node may receive nothing (inputs that get no gradient)
-      if (fills_leaves && !(capture && capture->nodes.count(node))) leaves.skip(*node);
-    } else {
-      Tensor dout = detail::run_node_hooks(*node, std::move(found->second));
-      grads.erase(found);
-      bool stop = false;  // backward_to: the gradient of an input goes no further
-      if (capture)
-        if (auto c = capture->nodes.find(node); c != capture->nodes.end()) {
-          capture->add(c->second, dout);
-          stop = capture->fill_other_leaves;
-        }
-      if (stop) {
-        if (!retain_graph) node->release();
-        continue;
-      }
-      if (create_graph && node->double_backward != DoubleBackward::supported)
-        throw GraphError("backward of '" + node->name + "' (output shape " + shape_str(node->output_shape) +
-                         ") is not written with differentiable ops, so it cannot be recorded for a higher-order "
-                         "gradient (create_graph); pass DoubleBackward::supported to record() once it is");
-      profiler::Scope timed(node->name.c_str(), profiler::Phase::backward);
-      // Released as soon as it has run unless the graph is retained, even when what follows
-      // throws: its backward may have written over what it kept (saved_tensors_freed_after).
-      struct ReleaseAfter {
-        Node* node;
-        bool release;
-        ~ReleaseAfter() {
-          if (release) node->release();
-        }
-      } release_after{node, !retain_graph};
-      // May input i's backward add its gradient itself into where the engine would add it
-      // (grad_to_add_into)? Into a leaf's .grad() only where to_leaf would add it there in
-      // place; into the sum received so far by the node behind a non-leaf input (fan-out) only
-      // where this pass alone holds that sum, so that no one else sees it change.
-      const std::function<Tensor(std::size_t)> add_into = [&](std::size_t i) -> Tensor {
-        if (is_anomaly_enabled() || create_graph || i >= node->next_edges.size() || !node->needs_input_grad[i])
-          return Tensor();
-        const Edge& edge = node->next_edges[i];
-        if (edge.node) return pending_sum_to_add_into(grads, edge.node.get());
-        if (!fills_leaves || !edge.leaf) return Tensor();
-        for (const Capture* c : {capture, outer})
-          if (c && c->leaves.count(edge.leaf.get())) return Tensor();
-        return leaves.grad_to_add_into(edge.leaf);
-      };
-      TensorList dinputs = node->apply(dout, !retain_graph, &add_into);
-      if (dinputs.size() != node->next_edges.size())
-        throw GraphError("backward of '" + node->name + "' returned " +
-                         std::to_string(dinputs.size()) + " gradients for " +
-                         std::to_string(node->next_edges.size()) + " inputs");
-      for (std::size_t i = 0; i < dinputs.size(); ++i) {
-        const Tensor& g = dinputs[i];
-        if (!node->needs_input_grad[i]) continue;
-        const Edge& edge = node->next_edges[i];
-        if (!g.defined()) {
-          if (edge.leaf) to_leaf(edge.leaf, g, &leaves);  // counts down what the leaf awaits
-          continue;
-        }
-        check_gradient(*node, i, g);
-        if (is_anomaly_enabled() && has_non_finite(g))
-          throw AnomalyError("anomaly: backward of '" + node->name + "'" +
-                             (node->module_path.empty() ? "" : " (module '" + node->module_path + "')") +
-                             " produced a NaN/Inf gradient for input " + std::to_string(i) + " of shape " +
-                             shape_str(node->input_shapes[i]));
-        if (edge.node) {
-          auto [slot, inserted] = grads.try_emplace(edge.node.get(), g);
-          if (!inserted) slot->second = add(slot->second, g);  // fan-out: gradients add up
-        } else if (edge.leaf) {
-          to_leaf(edge.leaf, g, &leaves);
-        }
+    Node& node = **it;
+    Tensor dout = pass.take_gradient(node);  // the sum of what its output received
+    if (dout.defined()) {
+      dout = detail::run_node_hooks(node, std::move(dout));  // hooks see (and may replace) it
+      if (!pass.capture(node, dout)) {                       // grad() asked for it; backward_to stops
+        check_recordable(node, create_graph);
+        const TensorList dinputs = pass.call_backward(node, dout);  // dL/dout -> dL/dinputs
+        for (std::size_t i = 0; i < dinputs.size(); ++i) pass.accumulate(node, i, dinputs[i]);  // +=
       }
     }
-    if (!retain_graph) node->release();  // free the saved tensors as soon as they are used
+    if (!retain_graph) node.release();  // 4. free the saved tensors as soon as they are used
   }
   profiler::mark();
 }
 
-// dL/d root, checked against the root: the given one, or 1 for a one-element root.
-Tensor seed_for(const Tensor& root, const Tensor& grad, const char* who) {
-  if (!root.requires_grad())
-    throw GraphError(std::string(who) + ": the tensor of shape " + shape_str(root.shape()) +
-                     " does not require grad and has no grad_fn (call requires_grad_() on the "
-                     "parameters, and do not run the forward pass under NoGradGuard)");
-  if (!grad.defined()) {
-    if (root.numel() != 1)
-      throw GraphError(std::string(who) + ": a gradient can be created implicitly only for a one-element "
-                       "output, but the output has shape " + shape_str(root.shape()) +
-                       "; pass a gradient of that shape");
-    return ones(root.shape(), root.dtype());
-  }
-  if (grad.shape() != root.shape() || grad.dtype() != root.dtype())
-    throw ShapeError(std::string(who) + ": the gradient has shape " + shape_str(grad.shape()) + " (" +
-                     dtype_name(grad.dtype()) + ") but the output has shape " +
-                     shape_str(root.shape()) + " (" + dtype_name(root.dtype()) + ")");
-  return grad;
-}
-
-}  // namespace
-
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool create_graph) {
-  run_pass({root}, {seed_for(root, grad, "backward")}, retain_graph || create_graph, create_graph, nullptr);
-}
-
-namespace {
-
-Capture capture_of(const TensorList& inputs, const char* who) {
-  Capture capture;
-  capture.grads.resize(inputs.size());
-  for (std::size_t k = 0; k < inputs.size(); ++k) {
-    const Tensor& x = inputs[k];
-    if (!x.defined() || !x.requires_grad())
-      throw GraphError(std::string(who) + ": input " + std::to_string(k) + " does not require grad");
-    if (x.is_leaf()) capture.leaves.emplace(&x.impl(), k);
-    else capture.nodes.emplace(x.grad_fn().get(), k);
-  }
-  return capture;
-}
-
-}  // namespace
-
-TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs,
-                std::optional<bool> retain_graph, bool create_graph, bool allow_unused) {
-  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
-    throw ValueError("grad: " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
-                     std::to_string(outputs.size()) + " outputs");
-  TensorList seeds;
-  for (std::size_t i = 0; i < outputs.size(); ++i)
-    seeds.push_back(seed_for(outputs[i], grad_outputs.empty() ? Tensor() : grad_outputs[i], "grad"));
-  Capture capture = capture_of(inputs, "grad");
-  run_pass(outputs, seeds, retain_graph.value_or(create_graph), create_graph, &capture);
-  for (std::size_t k = 0; k < inputs.size(); ++k)
-    if (!capture.grads[k].defined() && !allow_unused)
-      throw GraphError("grad: input " + std::to_string(k) + " (shape " + shape_str(inputs[k].shape()) +
-                       ") was not used to compute the outputs; pass allow_unused = true to get an undefined "
-                       "tensor for it");
-  return capture.grads;
-}
-
-TensorList detail::backward_to(const Tensor& root, const Tensor& seed, const TensorList& inputs, bool create_graph) {
-  Capture capture = capture_of(inputs, "backward_to");
-  if (!capture.leaves.empty()) throw GraphError("backward_to: the inputs must be non-leaves");
-  capture.fill_other_leaves = true;
-  run_pass({root}, {seed_for(root, seed, "backward_to")}, create_graph, create_graph, &capture);
-  return capture.grads;
+void run_backward(const Tensor& root, const Tensor& grad, const BackwardOptions& options) {
+  const bool retain_graph = options.retain_graph.value_or(options.create_graph) || options.create_graph;
+  detail::run_pass({root}, {detail::seed_for(root, grad, "backward")}, retain_graph, options.create_graph, nullptr);
 }
 
 }  // namespace tapegrad

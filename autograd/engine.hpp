@@ -5,6 +5,7 @@
 #include <optional>
 #include <vector>
 
+#include "grad_options.hpp"
 #include "tensor.hpp"
 
 namespace tapegrad {
@@ -22,15 +23,16 @@ std::vector<Node*> topological_order(const std::vector<Node*>& roots, std::uint6
 // accumulating into their .grad(). Tensor::backward() calls this. With create_graph the
 // backward pass is itself recorded (and the graph retained): the gradients it leaves in
 // .grad() can be differentiated again.
-void run_backward(const Tensor& root, const Tensor& grad, bool retain_graph, bool create_graph = false);
+void run_backward(const Tensor& root, const Tensor& grad, const BackwardOptions& options = {});
 
 // torch.autograd.grad: the gradients of the outputs (weighted by grad_outputs, default 1 for
 // one-element outputs) with respect to each of inputs (leaves or not), returned instead of
-// accumulated in .grad(); no .grad() changes and no leaf hook runs. retain_graph defaults to
+// accumulated in .grad(); no .grad() changes and no leaf hook runs. The flags go by name
+// (grad_options.hpp): grad({y}, {x}, {}, {.create_graph = true}). retain_graph defaults to
 // create_graph. An input the outputs do not depend on is an error unless allow_unused (then
 // its gradient is undefined).
 TensorList grad(const TensorList& outputs, const TensorList& inputs, const TensorList& grad_outputs = {},
-                std::optional<bool> retain_graph = std::nullopt, bool create_graph = false, bool allow_unused = false);
+                const GradOptions& options = {});
 
 namespace detail {
 // The backward pass of a recomputation (checkpoint, fused ops under create_graph,

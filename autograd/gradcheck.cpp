@@ -220,7 +220,7 @@ GradcheckResult gradgradcheck(const GradcheckFn& fn, const TensorList& inputs, c
       if (checked(x)) wanted.push_back(x);
     const Tensor y = fn(in);
     if (!y.requires_grad()) return zeros({1}, DType::float64);
-    const TensorList g = grad({y}, wanted, {v}, /*retain_graph=*/true, /*create_graph=*/true, /*allow_unused=*/true);
+    const TensorList g = grad({y}, wanted, {v}, {.retain_graph = true, .create_graph = true, .allow_unused = true});
     TensorList flat;
     for (std::size_t k = 0; k < g.size(); ++k)
       flat.push_back(g[k].defined() ? g[k].reshape({-1}) : zeros({wanted[k].numel()}, DType::float64));

@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include <cmath>
+#include <string>
 
 #include "anomaly.hpp"
 #include "grad_mode.hpp"
@@ -110,7 +111,31 @@ bool should_record(const TensorList& inputs) {
   return false;
 }
 
-void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward, DoubleBackward double_backward) {
+namespace {
+void save_version(std::vector<SavedVersion>& versions, const Tensor& t, int input) {
+  if (t.defined() && t.impl().storage)
+    versions.push_back(SavedVersion{t.impl().storage, t.impl().storage->version(), input});
+}
+}  // namespace
+
+void Node::check_saved_versions() const {
+  for (const SavedVersion& saved : saved_versions) {
+    const std::shared_ptr<Storage> storage = saved.storage.lock();
+    if (!storage || storage->version() == saved.version) continue;
+    const std::string which = saved.input < 0 ? "its output" : "its input " + std::to_string(saved.input);
+    const Shape& shape = saved.input < 0 ? output_shape : input_shapes[static_cast<std::size_t>(saved.input)];
+    throw GraphError("backward of '" + name + "'" + (module_path.empty() ? "" : " (module '" + module_path + "')") +
+                     ": one of the tensors it saved for the gradient has been modified by an in-place operation: " +
+                     which + " (shape " + shape_str(shape) + ") is at version " +
+                     std::to_string(storage->version()) + "; expected version " + std::to_string(saved.version) +
+                     ". The gradient would be computed from the new values. Write into a clone() instead, or step "
+                     "the optimizer only after every backward that goes through its parameters (in a GAN loop: "
+                     "the generator's backward before the discriminator's step)");
+  }
+}
+
+void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward, DoubleBackward double_backward,
+            Saves saves) {
   std::vector<Edge> edges(inputs.size());
   std::vector<bool> needs(inputs.size(), false);
   std::vector<Shape> shapes(inputs.size());
@@ -131,6 +156,13 @@ void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn 
   impl.grad_fn = std::make_shared<Node>(name, std::move(edges), std::move(needs), std::move(shapes),
                                         std::move(dtypes), impl.shape, impl.dtype, std::move(backward), double_backward);
   impl.requires_grad = true;
+  // The versions of what the backward keeps, to refuse a backward after an in-place write.
+  std::vector<SavedVersion>& versions = impl.grad_fn->saved_versions;
+  if (saves != Saves::nothing) versions.reserve(inputs.size() + 1);
+  if (saves == Saves::inputs_and_output || saves == Saves::inputs)
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+      save_version(versions, inputs[i], static_cast<int>(i));
+  if (saves == Saves::inputs_and_output || saves == Saves::output) save_version(versions, out, -1);
   profiler::forward_op_done(name);
   if (is_anomaly_enabled()) {
     impl.grad_fn->module_path = current_module_path();

@@ -14,6 +14,8 @@
 //  - Capture the node's own output with .detach(): a node that held its output with the
 //    grad_fn attached would keep itself alive forever (a reference cycle). Inside the backward,
 //    saved_output(y) gives it back with the graph attached when the pass is recorded.
+//  - Say in record() which tensors the backward keeps (Saves): the engine refuses a backward
+//    after one of them was written in place, and lets through writes into the others.
 //  - A backward written with differentiable ops is marked DoubleBackward::supported; one that
 //    runs a raw kernel computes the differentiable formula instead when is_grad_enabled() is
 //    true inside it (that is, under create_graph), or stays unsupported and create_graph
@@ -36,6 +38,21 @@ using BackwardFn = std::function<TensorList(const Tensor& dout)>;
 struct Edge {
   std::shared_ptr<Node> node;         // the input was produced by this op
   std::shared_ptr<TensorImpl> leaf;   // or the input is a leaf that requires grad
+};
+
+// Which of an op's tensors its backward keeps, so that a backward pass can refuse to run on one
+// written in place since (PyTorch's saved-variable version check). Say exactly what the backward
+// keeps: an op that keeps nothing (add, the views) must not refuse a program that writes into
+// its input afterwards, and one that keeps its output (softmax, exp) must refuse a write into it.
+enum class Saves { inputs_and_output, inputs, output, nothing };
+
+// What a node remembers of one tensor its backward keeps: the version of the tensor's Storage
+// when it was saved. The storage is not kept alive by it (a weak pointer): a tensor freed since
+// cannot have been written.
+struct SavedVersion {
+  std::weak_ptr<Storage> storage;
+  std::uint64_t version = 0;
+  int input = -1;  // the input's position, or -1 for the node's own output
 };
 
 // Whether an op's backward is written with differentiable ops, so that a backward pass with
@@ -64,10 +81,15 @@ class Node : public std::enable_shared_from_this<Node> {
   // parameters used inside the function), so grad() must not prune it for lack of an edge.
   bool reaches_hidden_leaves = false;
   const DoubleBackward double_backward;   // may run under create_graph
+  // The versions of the tensors the backward keeps, taken when the op ran (record()).
+  std::vector<SavedVersion> saved_versions;
   // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf); null until one is registered.
   std::shared_ptr<HookList<GradHook>> grad_hooks;
 
   bool released() const { return !backward_fn_; }
+  // Throws GraphError when a tensor the backward keeps was written in place since the op ran
+  // (copy_, fill_, an optimizer step): the gradient would be computed from the new values.
+  void check_saved_versions() const;
   // Drops the saved tensors. A second backward through this node then raises GraphError.
   void release() { backward_fn_ = nullptr; }
   // Runs the backward function (saved_output_with_graph then knows which node runs).
@@ -108,8 +130,10 @@ bool has_non_finite(const Tensor& t);
 // Call only when should_record(inputs) is true. An op whose backward computes with
 // differentiable ops on what it saved (and so may run under create_graph) says
 // DoubleBackward::supported; a backward pass with create_graph refuses the others.
+// `saves` says which tensors the backward keeps (above); the default assumes all of them, the
+// safe choice for an op that does not say.
 void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward,
-            DoubleBackward double_backward = DoubleBackward::unsupported);
+            DoubleBackward double_backward = DoubleBackward::unsupported, Saves saves = Saves::inputs_and_output);
 
 // Inside a backward function: a tensor with the data of `saved` (a .detach() of the node's own
 // output, saved by its forward) and, as grad_fn, the node being run — the output as part of

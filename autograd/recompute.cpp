@@ -16,7 +16,7 @@ TensorList aliases_of(const TensorList& inputs) {
       continue;
     }
     Tensor alias = x.detach();  // the same storage, shape and strides
-    record(alias, "alias", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported);
+    record(alias, "alias", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
     out.push_back(alias);
   }
   return out;

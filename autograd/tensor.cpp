@@ -142,9 +142,10 @@ HookHandle Tensor::register_post_accumulate_grad_hook(PostAccumulateGradHook hoo
   return HookHandle(impl().hooks->post_accumulate, id);
 }
 
-void Tensor::backward(const Tensor& grad, bool retain_graph, bool create_graph) const {
-  run_backward(*this, grad, retain_graph, create_graph);
-}
+void Tensor::backward(const Tensor& grad, const BackwardOptions& options) const { run_backward(*this, grad, options); }
+
+std::uint64_t Tensor::version() const { return impl().storage->version(); }
+void Tensor::increment_version() const { impl().storage->bump_version(); }
 
 Tensor Tensor::detach() const {
   auto impl = std::make_shared<TensorImpl>();
@@ -163,7 +164,7 @@ Tensor Tensor::clone() const {
   Tensor out = empty(shape(), dtype());
   out.copy_(*this);
   if (should_record({*this}))
-    record(out, "clone", {*this}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported);
+    record(out, "clone", {*this}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 

@@ -14,6 +14,7 @@
 
 #include "dtype.hpp"
 #include "errors.hpp"
+#include "grad_options.hpp"
 #include "hooks.hpp"
 #include "shape.hpp"
 #include "storage.hpp"
@@ -97,7 +98,15 @@ class Tensor {
   // The recorded graph is freed afterwards unless retain_graph is true. With create_graph
   // the backward pass is recorded too (and the graph kept): the .grad() it leaves can be
   // differentiated again (docs/higher-order.md); grad() (engine.hpp) returns gradients instead.
-  void backward(const Tensor& grad = Tensor(), bool retain_graph = false, bool create_graph = false) const;
+  // The flags go by name: loss.backward({}, {.create_graph = true}) (grad_options.hpp).
+  void backward(const Tensor& grad = Tensor(), const BackwardOptions& options = {}) const;
+
+  // How many times this tensor's memory has been written in place (copy_, fill_, an optimizer
+  // step; views share the count), as PyTorch's `_version`. A backward refuses to run on a tensor
+  // saved for it at another version (node.hpp, Saves).
+  std::uint64_t version() const;
+  // Counts one in-place write: for code that writes through data<T>() (an optimizer step).
+  void increment_version() const;
 
   // Same data, cut from the graph: no grad_fn, requires_grad false.
   Tensor detach() const;

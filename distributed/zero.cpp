@@ -154,6 +154,8 @@ void ZeroRedundancyOptimizer::share() {
     if (rank != m.root)
       walk([](const Tensor& p, const char* at) { std::memcpy(p.raw_data(), at, static_cast<std::size_t>(bytes_of(p))); });
   }
+  // Written in place on the ranks that received them, as a step writes them on the owner.
+  for (auto& [_, p] : params_) p.increment_version();
 }
 
 std::int64_t ZeroRedundancyOptimizer::state_bytes() const {

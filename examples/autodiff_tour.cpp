@@ -225,7 +225,7 @@ int main(int argc, char** argv) {
   std::printf("\n7. Second derivatives: backward recorded (create_graph), then differentiated again\n");
   const Leaves again = make_leaves(x1, w1, x2, w2, b);
   const Tensor o3 = neuron(again.list());
-  const Tensor do_db = grad({o3}, {again.b}, {}, std::nullopt, /*create_graph=*/true)[0];
+  const Tensor do_db = grad({o3}, {again.b}, {}, {.create_graph = true})[0];
   const std::size_t forward_nodes = backward_order(o3.grad_fn().get()).size();
   const std::size_t all_nodes = backward_order(do_db.grad_fn().get()).size();
   std::printf("  do/db = %s is the output of a graph: the forward's %zu nodes (#1-#%zu) and the %zu that\n"

@@ -16,7 +16,7 @@ Tensor Sequential::forward(const Tensor& input) {
   Tensor x = input;
   ForwardCall call(*this, {&x});
   Tensor y = x;
-  for (const auto& m : modules_) y = m->forward(y);
+  for (const auto& m : modules_) y = (*m)(y);  // module(x): a module of your own runs its hooks too
   return call.output(y);
 }
 

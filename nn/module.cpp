@@ -3,6 +3,8 @@
 
 #include <ostream>
 
+#include "../autograd/grad_mode.hpp"
+
 namespace tapegrad::nn {
 
 void Module::check_new_name(const std::string& name) const {
@@ -104,11 +106,27 @@ bool Module::has_forward_hooks() const {
   return (pre_hooks_ && !pre_hooks_->empty()) || (forward_hooks_ && !forward_hooks_->empty());
 }
 
-Module::ForwardCall::ForwardCall(Module& module, std::initializer_list<Tensor*> inputs)
-    : module_(module), scope_(module.anomaly_scope()) {
+namespace {
+// The module whose call() (operator()) is running its hooks on this thread: a ForwardCall its
+// forward opens steps aside.
+thread_local const Module* calling = nullptr;
+}  // namespace
+
+Module::ForwardCall::ForwardCall(Module& module, std::initializer_list<Tensor*> inputs, bool from_call)
+    : module_(module), previous_(calling) {
+  if (!from_call && calling == &module) {  // inside module(x): call() runs the hooks
+    steps_aside_ = true;
+    calling = nullptr;  // a nested forward() of the same module runs its own
+    return;
+  }
+  scope_ = module.anomaly_scope();
   if (inputs.size() > inputs_.size()) throw ValueError("ForwardCall: more than 8 inputs");
   for (Tensor* t : inputs) inputs_[n_++] = t;
-  if (!module_.pre_hooks_ || module_.pre_hooks_->empty()) return;
+  if (module_.pre_hooks_ && !module_.pre_hooks_->empty()) run_pre_hooks();
+  if (from_call) calling = &module;  // last: a pre-hook that throws leaves no trace
+}
+
+void Module::ForwardCall::run_pre_hooks() {
   TensorList list = this->inputs();
   const auto hooks = module_.pre_hooks_->snapshot();
   for (std::size_t i = 0; i < hooks.size(); ++i) {
@@ -124,6 +142,8 @@ Module::ForwardCall::ForwardCall(Module& module, std::initializer_list<Tensor*> 
   for (std::size_t i = 0; i < n_; ++i) *inputs_[i] = list[i];
 }
 
+Module::ForwardCall::~ForwardCall() { calling = previous_; }
+
 TensorList Module::ForwardCall::inputs() const {
   TensorList list;
   for (std::size_t i = 0; i < n_; ++i) list.push_back(*inputs_[i]);
@@ -131,7 +151,7 @@ TensorList Module::ForwardCall::inputs() const {
 }
 
 Tensor Module::ForwardCall::output(Tensor y) {
-  if (!module_.forward_hooks_ || module_.forward_hooks_->empty()) return y;
+  if (steps_aside_ || !module_.forward_hooks_ || module_.forward_hooks_->empty()) return y;
   const TensorList list = inputs();
   const auto hooks = module_.forward_hooks_->snapshot();
   for (std::size_t i = 0; i < hooks.size(); ++i) {
@@ -155,6 +175,27 @@ void Module::train(bool on) {
 
 void Module::zero_grad() {
   for (auto& [_, t] : named_parameters()) t.reset_grad();
+}
+
+Module& Module::to(DType dtype) {
+  NamedTensors all = named_parameters();
+  for (auto& entry : named_buffers()) all.push_back(entry);
+  for (auto& [_, t] : all) {
+    if (!is_floating(t.dtype()) || t.dtype() == dtype) continue;  // a tied weight is seen twice
+    Tensor converted;
+    {
+      NoGradGuard no_grad;
+      converted = t.detach().to(dtype).contiguous();
+    }
+    // The same TensorImpl gets the new memory, so every handle to it sees it.
+    TensorImpl& impl = t.impl();
+    impl.storage = converted.impl().storage;
+    impl.offset = converted.impl().offset;
+    impl.strides = converted.impl().strides;
+    impl.dtype = dtype;
+    impl.grad.reset();
+  }
+  return *this;
 }
 
 std::int64_t Module::num_parameters() const {

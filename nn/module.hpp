@@ -74,6 +74,12 @@ class Module : public std::enable_shared_from_this<Module> {
 
   // Clears the gradient of every parameter (PyTorch's zero_grad(set_to_none=True)).
   void zero_grad();
+  // Converts every floating-point parameter and buffer of this module and its descendants to
+  // dtype, in place (PyTorch's module.to(dtype)): the handles a module keeps (its `weight`
+  // member, the optimizer's list) see the new values, gradients are cleared. Build the
+  // optimizer after it. Modules that make tensors from their own options in forward (an
+  // attention's mask, a KV cache) keep their options' dtype: give those the dtype you want.
+  Module& to(DType dtype);
   // Total number of parameter elements.
   std::int64_t num_parameters() const;
   // A table of the parameters of this module and its descendants down to max_depth levels,
@@ -109,19 +115,40 @@ class Module : public std::enable_shared_from_this<Module> {
   //     ForwardCall call(*this, {&x});                  // x may be replaced here
   //     return call.output(linear(x, weight, bias));    // and the output here
   //   }
-  // Without hooks it allocates nothing.
+  // The library's modules open one in forward(), so that forward() alone runs the hooks too. A
+  // module of your own needs none: calling it, module(x), runs the hooks around its forward
+  // (call() below), and a ForwardCall its forward opens while call() runs steps aside, so the
+  // hooks run once either way. Without hooks it allocates nothing.
   class ForwardCall {
    public:
-    ForwardCall(Module& module, std::initializer_list<Tensor*> inputs);
+    ForwardCall(Module& module, std::initializer_list<Tensor*> inputs) : ForwardCall(module, inputs, false) {}
+    ~ForwardCall();
+    ForwardCall(const ForwardCall&) = delete;
+    ForwardCall& operator=(const ForwardCall&) = delete;
     Tensor output(Tensor y);
 
    private:
+    friend class Module;
+    ForwardCall(Module& module, std::initializer_list<Tensor*> inputs, bool from_call);
     TensorList inputs() const;
+    void run_pre_hooks();
     Module& module_;
     std::array<Tensor*, 8> inputs_{};
     std::size_t n_ = 0;
     std::unique_ptr<ModuleScope> scope_;
+    bool steps_aside_ = false;        // call() runs this module's hooks already
+    const Module* previous_ = nullptr;  // the module call() was running before this one
   };
+
+  // PyTorch's __call__ for a forward of any signature: the pre-hooks on `inputs` (the
+  // forward's own variables, which they may replace), then forward(), then the forward hooks
+  // on its output. UnaryModule::operator() is call({&x}, [&] { return forward(x); }); a module
+  // with several inputs gives itself the same one-line operator().
+  template <typename F>
+  Tensor call(std::initializer_list<Tensor*> inputs, F&& forward) {
+    ForwardCall hooks(*this, inputs, true);
+    return hooks.output(forward());
+  }
 
   // Registers t as a parameter (requires grad) and returns the same handle.
   Tensor register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
@@ -153,7 +180,12 @@ class UnaryModule : public Module {
  public:
   using Module::Module;
   virtual Tensor forward(const Tensor& x) = 0;
-  Tensor operator()(const Tensor& x) { return forward(x); }
+  // Runs the forward pre-hooks, forward(x) and the forward hooks, as PyTorch's module(x) does
+  // (docs/custom-module.md): a forward of your own needs no hook code.
+  Tensor operator()(const Tensor& x) {
+    Tensor input = x;
+    return call({&input}, [&] { return forward(input); });
+  }
 };
 
 // The module tree, one module per line with its parameters' shapes, like PyTorch's repr:

@@ -59,6 +59,8 @@ class TransformerLM : public Module {
   // classes: int64 (B), required when the model is conditional. Hook inputs: {tokens, classes}.
   // Each block's output: a forward hook on blocks (nn::OutputRecorder, diagnostics.hpp).
   Tensor forward(const Tensor& tokens, const Tensor& classes = Tensor());
+  // model(tokens), as in PyTorch: the same as forward (which runs the hooks itself).
+  Tensor operator()(const Tensor& tokens, const Tensor& classes = Tensor()) { return forward(tokens, classes); }
   // Appends up to max_new_tokens tokens (generate.hpp: sampling, stop tokens) to the prompt
   // (B, T) (or (T)) -> (B, T + n), n <= max_new_tokens. The prompt runs once, then one token per
   // step through a KVCache. T + max_new_tokens may exceed max_seq_len only with rope (learned

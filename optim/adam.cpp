@@ -154,6 +154,8 @@ void Adam::update(std::size_t group, const Tensor& param, const Tensor& grad, Pa
       adam_update<T, false>(param.data<T>(), grad.data<T>(), exp_avg.data<T>(), exp_avg_sq.data<T>(), nullptr,
                             param.numel(), s);
   });
+  // Written in place: a graph that saved the old values refuses to backward (Saves, node.hpp).
+  param.increment_version();
 }
 
 }  // namespace tapegrad::optim

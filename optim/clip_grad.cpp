@@ -18,7 +18,8 @@ void for_each_grad(const NamedTensors& params, const char* op, Fn&& fn) {
     if (!grad.defined()) continue;
     Tensor dense = grad.is_contiguous() ? grad : grad.contiguous();
     dispatch_floating(dense.dtype(), op, [&]<typename T>() { fn(dense.template data<T>(), dense.numel()); });
-    if (!dense.is_same(grad)) grad.copy_(dense);
+    if (dense.is_same(grad)) grad.increment_version();  // written in place (a recorded .grad() may be saved)
+    else grad.copy_(dense);
   }
 }
 

@@ -79,6 +79,8 @@ void ExponentialMovingAverage::swap_with_parameters() {
     auto* x = static_cast<unsigned char*>(p.raw_data());
     auto* y = static_cast<unsigned char*>(averages_[i].raw_data());
     std::swap_ranges(x, x + bytes, y);
+    p.increment_version();  // both written in place: a graph saved before refuses to backward
+    averages_[i].increment_version();
   }
 }
 

@@ -112,6 +112,8 @@ void SGD::update(std::size_t group, const Tensor& param, const Tensor& grad, Par
     sgd_update<T>(param.data<T>(), grad.data<T>(), buffer.defined() ? buffer.data<T>() : nullptr, param.numel(),
                   T(o.lr()), T(o.weight_decay()), T(o.momentum()), T(1 - o.dampening()), o.nesterov(), first_step);
   });
+  // Written in place: a graph that saved the old values refuses to backward (Saves, node.hpp).
+  param.increment_version();
 }
 
 }  // namespace tapegrad::optim

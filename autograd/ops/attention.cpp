@@ -254,9 +254,8 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
   // The flash backward reads the output (Δ = rowsum(dO ⊙ O)): saved as out.detach(), a new
   // TensorImpl on the same storage with no grad_fn, so the node does not own its own output
   // (no cycle node → out → node) and nothing is copied (softmax.cpp saves its output alike).
-  // No version counter guards it: copy_ and fill_ are the only in-place writes, unrecorded,
-  // and the library calls them on parameters, buffers and tensors it has just allocated, never
-  // on an op's output; a user who overwrites the output before backward gets a wrong dq, dk.
+  // The node's version check (Saves::inputs_and_output, node.hpp) refuses a backward after a
+  // write into it.
   const Tensor saved_out = flash && (need_q || need_k) ? out.detach() : Tensor();
   record(out, kOp, {q_in, k_in, v_in},
          [q_in, k_in, v_in, lse, saved_out, flash, d, key_padding, seeds, causal = options.causal,

@@ -45,7 +45,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   if (!should_record({x})) return out;
   // Saves the mask, not x: the gradient only needs which elements were kept.
   record(out, "dropout", {x}, [mask](const Tensor& dout) -> TensorList { return {mul(dout, mask)}; },
-         DoubleBackward::supported);
+         DoubleBackward::supported, Saves::nothing);
   return out;
 }
 

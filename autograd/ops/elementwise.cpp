@@ -88,7 +88,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
   if (!should_record({a, b})) return out;
   record(out, "add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
     return {sum_to_shape(dout, sa), sum_to_shape(dout, sb)};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -99,7 +99,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
   record(out, "sub", {a, b},
          [sa = a.shape(), sb = b.shape(), need_b](const Tensor& dout) -> TensorList {
            return {sum_to_shape(dout, sa), need_b ? sum_to_shape(neg(dout), sb) : Tensor()};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -113,7 +113,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
           sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
            return {need_a ? sum_to_shape(mul(dout, b), sa) : Tensor(),
                    need_b ? sum_to_shape(mul(dout, a), sb) : Tensor()};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::inputs);
   return out;
 }
 
@@ -153,7 +153,7 @@ Tensor pow(const Tensor& a, double exponent) {
   // d/da a^p = p · a^(p-1)
   record(out, "pow", {a}, [a, exponent](const Tensor& dout) -> TensorList {
     return {mul(dout, mul(pow(a, exponent - 1.0), exponent))};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::inputs);
   return out;
 }
 

@@ -233,7 +233,7 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
            if (need_b2) db2 = sum(dy.reshape({N, s.out}), {0});
            if (need_b1 && !sum_in_pass) db1 = sum(du, {0});
            return {dx, dw1, db1, dw2, db2};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::inputs);
   return y;
 }
 

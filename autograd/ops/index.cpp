@@ -130,7 +130,7 @@ Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& 
     record(dx, "scatter_add_rows", {dout}, [idx, g, dout_shape = dout.shape()](const Tensor& grad) -> TensorList {
       const Tensor rows = index_select(grad.reshape({g.outer, g.size, g.inner}), 1, idx.reshape({-1}));
       return {rows.reshape(dout_shape)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return dx;
 }
 
@@ -231,7 +231,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& indices) {
   if (!should_record({x})) return out;
   record(out, "index_select", {x}, [idx, x_shape = x.shape(), g](const Tensor& dout) -> TensorList {
     return {gather_rows_backward(dout, idx, x_shape, g, "index_select")};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -257,7 +257,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   // Saves only the indices: the gradient does not depend on the weight's values.
   record(out, "embedding", {weight}, [idx, w_shape = weight.shape(), g](const Tensor& dout) -> TensorList {
     return {gather_rows_backward(dout, idx, w_shape, g, "embedding")};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -279,7 +279,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
   record(out, "masked_fill", {x}, [mask = mask.detach()](const Tensor& dout) -> TensorList {
     if (is_grad_enabled()) return {masked_fill(dout, mask, 0.0)};  // recorded (create_graph)
     return {masked_fill_forward(dout, mask, 0.0)};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -306,7 +306,7 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
            if (need_a) da = sum_to_shape(pick(dout, zero), sa);
            if (need_b) db = sum_to_shape(pick(zero, dout), sb);
            return {da, db};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 

@@ -91,7 +91,7 @@ Tensor cat(const TensorList& tensors, std::int64_t dim) {
       offset += sizes[k];
     }
     return dxs;
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 

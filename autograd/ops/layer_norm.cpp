@@ -319,7 +319,7 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
                                  data_or_null<T>(wc), data_or_null<T>(mean), rstd.data<T>(), rows, C);
            });
            return {add_to_dx ? Tensor() : dx, dweight, dbias};  // undefined: added in already
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::inputs);
   // The op that keeps `out` for its backward (the next linear) may keep this recipe instead:
   // `out` again from x and the statistics, which this node keeps anyway (saved_tensor.hpp).
   attach_recipe(out, [op, rms, x, weight, bias, mean, rstd, rows, C] {

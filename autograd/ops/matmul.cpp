@@ -134,7 +134,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
            // dB (..., K, N) = Aᵀ (..., K, M) · dC (..., M, N)
            if (need_b) db = sum_to_shape(batched_gemm(transpose(a, -1, -2), dout, "matmul backward"), sb);
            return {da, db};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::inputs);
   return out;
 }
 
@@ -210,7 +210,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            });
            if (need_b) db = sum(dy.reshape({N, out_features}), {0});  // db (out) = Σ_rows dy
            return {dx, dw, db};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::inputs);
   return y;
 }
 

@@ -135,7 +135,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepd
          [shape = x.shape(), keep_shape = reduced_shape(x.shape(), dims, true)](
              const Tensor& dout) -> TensorList {
            return {expand(dout.reshape(keep_shape), shape).contiguous()};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -216,7 +216,7 @@ Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
            if (!recorded) return {dx};
            // Recorded: dx = dout (broadcast over dim) · the constant one-hot mask of the argmax.
            return {mul(expand(dout.reshape(reduced_shape(shape, {dim}, true)), shape), dx)};
-         }, DoubleBackward::supported);
+         }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 

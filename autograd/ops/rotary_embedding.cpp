@@ -110,7 +110,7 @@ Tensor rotary_embedding(const Tensor& x, const RotaryOptions& options) {
     RotaryOptions back = options;  // dx = R(−p·ω)·dy: R is orthogonal, Rᵀ = R(−angle)
     back.inverse = !options.inverse;
     return {rotary_embedding(dout, back)};  // recorded under create_graph: differentiable again
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::nothing);
   return y;
 }
 

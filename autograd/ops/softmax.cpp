@@ -121,7 +121,7 @@ Tensor softmax_op(const Tensor& x, std::int64_t dim_in, bool log_space) {
       softmax_backward(dx.data<T>(), d.data<T>(), y.data<T>(), g, log_space);
     });
     return {dx};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::output);
   return y;
 }
 

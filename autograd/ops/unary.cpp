@@ -80,7 +80,7 @@ Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output,
   record(y, op, {x}, [saved, op, dfdx, derivative, save_output](const Tensor& dout) -> TensorList {
     if (is_grad_enabled()) return {mul(dout, derivative(save_output ? saved_output(saved) : saved))};
     return {unary_backward(dout, saved.contiguous(), op, dfdx)};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, save_output ? Saves::output : Saves::inputs);
   return y;
 }
 
@@ -102,7 +102,7 @@ Tensor gelu_derivative(const Tensor& x) {
     const Tensor x2 = mul(x, x);
     const Tensor pdf = mul(exp(mul(x2, -0.5)), inv_sqrtpi / sqrt2);
     return {mul(dout, mul(pdf, rsub(2.0, x2)))};
-  }, DoubleBackward::supported);
+  }, DoubleBackward::supported, Saves::inputs);
   return g;
 }
 

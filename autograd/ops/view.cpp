@@ -67,7 +67,7 @@ Tensor reshape_view(const Tensor& x, const Shape& shape, const char* op) {
   if (should_record({x}))
     record(out, op, {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {dout.reshape(in_shape)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -80,7 +80,7 @@ Tensor slice_backward(const Tensor& dout, const Shape& in_shape, std::int64_t d,
   if (should_record({dout}))
     record(dx, "slice_backward", {dout}, [d, start, end, step](const Tensor& g) -> TensorList {
       return {slice(g, d, start, end, step)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return dx;
 }
 
@@ -139,7 +139,7 @@ Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
   if (should_record({x}))
     record(out, "transpose", {x}, [d0, d1](const Tensor& dout) -> TensorList {
       return {transpose(dout, d0, d1)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -161,7 +161,7 @@ Tensor permute(const Tensor& x, const Shape& dims) {
   if (should_record({x}))
     record(out, "permute", {x}, [inverse](const Tensor& dout) -> TensorList {
       return {permute(dout, inverse)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -192,7 +192,7 @@ Tensor expand(const Tensor& x, const Shape& requested) {
   if (should_record({x}))
     record(out, "expand", {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {sum_to_shape(dout, in_shape)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -201,7 +201,7 @@ Tensor contiguous(const Tensor& x) {
   Tensor out = Tensor::empty(x.shape(), x.dtype());
   out.copy_(x);
   if (should_record({x}))
-    record(out, "contiguous", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported);
+    record(out, "contiguous", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -229,7 +229,7 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
   if (should_record({x}))
     record(out, "slice", {x}, [in_shape = x.shape(), d, start, end, step](const Tensor& dout) -> TensorList {
       return {slice_backward(dout, in_shape, d, start, end, step)};
-    }, DoubleBackward::supported);
+    }, DoubleBackward::supported, Saves::nothing);
   return out;
 }
 
@@ -241,7 +241,7 @@ Tensor to_dtype(const Tensor& x, DType dtype) {
   out.copy_(x);
   if (should_record({x}))
     record(out, "to", {x}, [from = x.dtype()](const Tensor& dout) -> TensorList { return {dout.to(from)}; },
-           DoubleBackward::supported);
+           DoubleBackward::supported, Saves::nothing);
   return out;
 }
 

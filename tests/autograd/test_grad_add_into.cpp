@@ -113,7 +113,7 @@ TEST_CASE("the engine offers a leaf's gradient only where it would add into it i
   SECTION("create_graph: the gradient keeps its graph, and is the same") {
     Tied direct(20, 4, DType::float64, 11), recorded(20, 4, DType::float64, 11);
     direct.loss().backward();
-    recorded.loss().backward({}, false, true);
+    recorded.loss().backward({}, {.create_graph = true});
     CHECK(recorded.W.grad().requires_grad());
     CHECK(max_abs_diff(direct.W.grad(), recorded.W.grad()) == 0);
     // .grad() now holds a graph that holds W: a reference cycle (PyTorch warns of the same

@@ -26,7 +26,7 @@ TEST_CASE("grad returns the gradients and leaves .grad() alone", "[higher_order]
   Tensor x = scalar(3), w = scalar(2);
   const Tensor h = x * w;      // a non-leaf
   const Tensor y = h * h + x;  // dy/dx = 2hw + 1 = 25, dy/dw = 2hx = 36, dy/dh = 2h = 12
-  const TensorList g = grad({y}, {x, w, h}, {}, /*retain_graph=*/true);
+  const TensorList g = grad({y}, {x, w, h}, {}, {.retain_graph = true});
   CHECK(g[0].item() == 25);
   CHECK(g[1].item() == 36);
   CHECK(g[2].item() == 12);
@@ -41,8 +41,8 @@ TEST_CASE("grad returns the gradients and leaves .grad() alone", "[higher_order]
   }
   SECTION("an input the outputs do not use: an error, or undefined with allow_unused") {
     Tensor unused = scalar(1);
-    REQUIRE_THROWS_WITH(grad({y}, {x, unused}, {}, true), Contains("input 1") && Contains("allow_unused"));
-    const TensorList gu = grad({y}, {x, unused}, {}, true, false, /*allow_unused=*/true);
+    REQUIRE_THROWS_WITH(grad({y}, {x, unused}, {}, {.retain_graph = true}), Contains("input 1") && Contains("allow_unused"));
+    const TensorList gu = grad({y}, {x, unused}, {}, {.retain_graph = true, .allow_unused = true});
     CHECK(gu[0].item() == 25);
     CHECK_FALSE(gu[1].defined());
   }
@@ -65,17 +65,17 @@ TEST_CASE("grad visits only the nodes on a path to what it asks for", "[higher_o
   record(below, "must_not_run", {x}, [](const Tensor&) -> TensorList { throw std::runtime_error("ran"); });
   const Tensor h = below * 3.0;
   const Tensor y = h * h;
-  CHECK(grad({y}, {h}, {}, true)[0].item() == 2 * 6);
+  CHECK(grad({y}, {h}, {}, {.retain_graph = true})[0].item() == 2 * 6);
   REQUIRE_THROWS_WITH(y.backward(), Contains("ran"));
 }
 
 TEST_CASE("create_graph: derivatives of order 2 and 3", "[higher_order]") {
   Tensor x = scalar(1.5);
   const Tensor y = pow(x, 4.0);  // y' = 4x³, y'' = 12x², y''' = 24x
-  const Tensor d1 = grad({y}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  const Tensor d1 = grad({y}, {x}, {}, {.create_graph = true})[0];
   CHECK(d1.requires_grad());
   CHECK(d1.item() == Approx(4 * std::pow(1.5, 3)));
-  const Tensor d2 = grad({d1}, {x}, {}, std::nullopt, true)[0];
+  const Tensor d2 = grad({d1}, {x}, {}, {.create_graph = true})[0];
   CHECK(d2.item() == Approx(12 * 1.5 * 1.5));
   const Tensor d3 = grad({d2}, {x})[0];
   CHECK(d3.item() == Approx(24 * 1.5));
@@ -84,12 +84,12 @@ TEST_CASE("create_graph: derivatives of order 2 and 3", "[higher_order]") {
     // s = softmax(x), f = s·c: ∂f/∂x = s ⊙ (c − s·c); ∂²f/∂x_i∂x_j from that product rule
     Tensor v = param({4}, 5);
     const Tensor c = tensor({1, -2, 0.5, 3}, {4}, f64);
-    const Tensor g = grad({sum(mul(softmax(v, 0), c))}, {v}, {}, std::nullopt, true)[0];
+    const Tensor g = grad({sum(mul(softmax(v, 0), c))}, {v}, {}, {.create_graph = true})[0];
     const std::vector<double> s = softmax(v.detach(), 0).to_vector(), cv = c.to_vector();
     double sc = 0;
     for (int i = 0; i < 4; ++i) sc += s[i] * cv[i];
     for (int j = 0; j < 4; ++j) {
-      const Tensor row = grad({narrow(g, 0, j, 1).sum()}, {v}, {}, true)[0];  // ∂g_j/∂v
+      const Tensor row = grad({narrow(g, 0, j, 1).sum()}, {v}, {}, {.retain_graph = true})[0];  // ∂g_j/∂v
       for (int i = 0; i < 4; ++i) {
         // g_j = s_j (c_j − sc);  ∂s_j/∂v_i = s_j([i=j] − s_i);  ∂sc/∂v_i = s_i (c_i − sc)
         const double ds_j = s[j] * ((i == j) - s[i]);
@@ -102,7 +102,7 @@ TEST_CASE("create_graph: derivatives of order 2 and 3", "[higher_order]") {
 
 TEST_CASE("backward(create_graph): .grad() keeps its graph and accumulates as PyTorch's", "[higher_order]") {
   Tensor x = scalar(2);
-  pow(x, 3.0).backward(Tensor(), false, /*create_graph=*/true);  // x.grad = 3x² = 12, recorded
+  pow(x, 3.0).backward(Tensor(), {.create_graph = true});  // x.grad = 3x² = 12, recorded
   REQUIRE(x.grad().requires_grad());
   CHECK(x.grad().item() == 12);
   // backward of x.grad adds d(3x²)/dx = 6x = 12 into x.grad, out of place: 12 + 12
@@ -124,7 +124,7 @@ TEST_CASE("Hessian-vector product of a small MLP agrees with finite differences 
   auto loss = [&](const TensorList& t) {
     return mse_loss(linear(tanh(linear(x, t[0], t[1])), t[2], t[3]), y);
   };
-  const TensorList g = grad({loss(theta)}, theta, {}, std::nullopt, /*create_graph=*/true);
+  const TensorList g = grad({loss(theta)}, theta, {}, {.create_graph = true});
   Tensor g_dot_v = sum(mul(g[0], v[0]));
   for (std::size_t i = 1; i < g.size(); ++i) g_dot_v = add(g_dot_v, sum(mul(g[i], v[i])));
   const TensorList hv = grad({g_dot_v}, theta);
@@ -150,11 +150,11 @@ TEST_CASE("an op whose backward is not differentiable is refused by name under c
   Tensor y = mul(x.detach(), x.detach());
   record(y, "my_square", {x}, [x](const Tensor& dout) -> TensorList { return {mul(dout, mul(x.detach(), 2.0))}; });
   const Tensor z = y * 2.0;
-  CHECK(grad({z}, {x}, {}, true)[0].item() == 12);  // first order: fine
-  REQUIRE_THROWS_WITH(grad({z}, {x}, {}, true, /*create_graph=*/true),
+  CHECK(grad({z}, {x}, {}, {.retain_graph = true})[0].item() == 12);  // first order: fine
+  REQUIRE_THROWS_WITH(grad({z}, {x}, {}, {.retain_graph = true, .create_graph = true}),
                       Contains("backward of 'my_square'") && Contains("create_graph") &&
                           Contains("DoubleBackward::supported"));
-  REQUIRE_THROWS_AS(z.backward(Tensor(), true, true), GraphError);
+  REQUIRE_THROWS_AS(z.backward(Tensor(), {.retain_graph = true, .create_graph = true}), GraphError);
 }
 
 TEST_CASE("first derivatives are the same with and without create_graph", "[higher_order]") {
@@ -173,7 +173,7 @@ TEST_CASE("first derivatives are the same with and without create_graph", "[high
   const TensorList params = lm.parameters();
   auto loss = [&] { return cross_entropy(lm.forward(tokens).reshape({10, 7}), tokens.reshape({10})); };
   const TensorList fast = grad({loss()}, params);
-  const TensorList recorded = grad({loss()}, params, {}, std::nullopt, /*create_graph=*/true);
+  const TensorList recorded = grad({loss()}, params, {}, {.create_graph = true});
   for (std::size_t i = 0; i < params.size(); ++i) {
     INFO("parameter " << i);
     CHECK(max_abs_diff(fast[i], recorded[i].detach()) < 1e-14);

@@ -146,7 +146,7 @@ TEST_CASE("hooks: retain_graph runs a non-leaf's hooks in every backward", "[hoo
     return Tensor();
   });
   Tensor loss = sum(y);
-  loss.backward(Tensor(), /*retain_graph=*/true);
+  loss.backward(Tensor(), {.retain_graph = true});
   loss.backward();
   CHECK(calls == 2);
   CHECK(values(x.grad()) == std::vector<double>{4, 8});

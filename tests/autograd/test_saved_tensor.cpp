@@ -141,7 +141,7 @@ TEST_CASE("second derivatives flow through a norm's output made again", "[saved_
       RecomputeGuard guard(recompute);
       const Tensor y = layer_norm(in[0], {4}, in[1], in[2]);
       const Tensor z = linear(y, in[3], in[4]);
-      const Tensor dw = grad({mul(z, z).sum()}, {in[3]}, {}, std::nullopt, true)[0];
+      const Tensor dw = grad({mul(z, z).sum()}, {in[3]}, {}, {.create_graph = true})[0];
       return grad({mul(dw, dw).sum()}, {y})[0];
     };
     const Tensor kept = second(false), made = second(true);
@@ -201,7 +201,7 @@ TEST_CASE("cross_entropy writes the gradient over the logits only when no one el
   SECTION("a retained graph keeps the logits: two passes give twice the gradient") {
     w.reset_grad();
     const Tensor loss = cross_entropy(linear(h, w), targets);
-    loss.backward(Tensor(), true);
+    loss.backward(Tensor(), {.retain_graph = true});
     loss.backward();
     CHECK(max_abs_diff(w.grad(), mul(grad_free, 2.0)) == 0.0);
   }

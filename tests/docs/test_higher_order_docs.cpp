@@ -85,7 +85,7 @@ TEST_CASE("docs/higher-order.md: the gradient-penalty loop", "[docs][higher_orde
   auto penalized = [&](bool record_grads) {
     Tensor p = batch.detach().requires_grad_();
     Tensor fp = mean(critic.forward(p));
-    Tensor d = grad({fp}, {p}, {}, std::nullopt, /*create_graph=*/record_grads)[0];
+    Tensor d = grad({fp}, {p}, {}, {.create_graph = record_grads})[0];
     return fp + lambda * sum(d * d);
   };
   opt.zero_grad();
@@ -108,9 +108,9 @@ TEST_CASE("docs/higher-order.md: the gradient-penalty loop", "[docs][higher_orde
 
 TEST_CASE("docs/higher-order.md: a user op, refused by name until it is twice differentiable", "[docs][higher_order]") {
   Tensor x = scalar_tensor(0.3, DType::float64).requires_grad_();
-  REQUIRE_THROWS_WITH(grad({softplus_once(x)}, {x}, {}, std::nullopt, true),
+  REQUIRE_THROWS_WITH(grad({softplus_once(x)}, {x}, {}, {.create_graph = true}),
                       Contains("backward of 'softplus' (output shape []) is not written with differentiable ops"));
-  const Tensor d1 = grad({softplus(x)}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  const Tensor d1 = grad({softplus(x)}, {x}, {}, {.create_graph = true})[0];
   const double s = 1 / (1 + std::exp(-0.3));
   CHECK(d1.item() == Approx(s).epsilon(1e-14));
   CHECK(grad({d1}, {x})[0].item() == Approx(s * (1 - s)).epsilon(1e-14));  // sigmoid' = s(1 − s)

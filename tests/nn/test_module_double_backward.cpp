@@ -244,7 +244,7 @@ TEST_CASE("Checkpointed blocks differentiate twice to the numbers of plain block
       manual_seed(53);  // the same dropout masks in both runs
       const Tensor f = sum(mul(lm.forward(tokens), w));
       const Tensor wte = lm.parameters()[0];
-      const Tensor g = grad({f}, {wte}, {}, true, true)[0];
+      const Tensor g = grad({f}, {wte}, {}, {.retain_graph = true, .create_graph = true})[0];
       add(f, sum(mul(g, g))).backward();
       TensorList grads;
       for (const Tensor& p : lm.parameters()) grads.push_back(p.grad().clone());

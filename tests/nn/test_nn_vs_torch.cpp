@@ -211,7 +211,7 @@ TEST_CASE("A gradient penalty through the TransformerLM matches PyTorch: second 
       const Tensor tokens = ref.get(case_name + ".tokens"), targets = ref.get(case_name + ".targets");
       const std::int64_t N = tokens.numel();
       const Tensor f = cross_entropy(lm->forward(tokens).reshape({N, kVocab}), targets.reshape({N}));
-      const Tensor dh = grad({f}, {h}, {}, std::nullopt, /*create_graph=*/true)[0];
+      const Tensor dh = grad({f}, {h}, {}, {.create_graph = true})[0];
       const Tensor penalty = sum(mul(dh, dh));
       const Tensor loss = add(f, penalty);
       loss.backward();
