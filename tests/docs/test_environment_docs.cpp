@@ -80,6 +80,19 @@ std::set<std::string> first_column(const std::string& page, const std::string& h
   return names;
 }
 
+// Every name found has a row, and every row is a name found.
+void check_rows(const std::map<std::string, std::string>& found, const std::set<std::string>& rows,
+                const std::string& what) {
+  for (const auto& [name, file] : found) {
+    INFO(file << " reads or declares " << what << " " << name << ", which docs/environment.md does not list");
+    CHECK(rows.count(name) == 1);
+  }
+  for (const std::string& name : rows) {
+    INFO("docs/environment.md lists " << what << " " << name << ", which nothing reads or declares any more");
+    CHECK(found.count(name) == 1);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("docs/environment.md: every TAPEGRAD_* variable read has a row, every row is read", "[docs]") {
@@ -87,14 +100,7 @@ TEST_CASE("docs/environment.md: every TAPEGRAD_* variable read has a row, every 
   REQUIRE(read.size() >= 8);  // the scan finds the library's and the scripts' variables
   const std::set<std::string> rows = first_column(read_text(kDocsDir + "/environment.md"), "# Environment variables",
                                                   "| variable | what it does | default | read by |");
-  for (const auto& [name, file] : read) {
-    INFO(file << " reads " << name << ", which docs/environment.md's table does not list");
-    CHECK(rows.count(name) == 1);
-  }
-  for (const std::string& name : rows) {
-    INFO("docs/environment.md lists " << name << ", which nothing reads any more");
-    CHECK(read.count(name) == 1);
-  }
+  check_rows(read, rows, "the environment variable");
 }
 
 TEST_CASE("docs/environment.md: every CMake option has a row, every row is an option", "[docs]") {
@@ -103,13 +109,6 @@ TEST_CASE("docs/environment.md: every CMake option has a row, every row is an op
   REQUIRE(options.size() >= 8);
   const std::set<std::string> rows =
       first_column(read_text(kDocsDir + "/environment.md"), "## CMake options", "| option | what it does | default |");
-  for (const auto& [name, file] : options) {
-    INFO(file << " declares the option " << name << ", which docs/environment.md does not list");
-    CHECK(rows.count(name) == 1);
-  }
-  for (const std::string& name : rows) {
-    INFO("docs/environment.md lists the option " << name << ", which no CMakeLists.txt declares");
-    CHECK(options.count(name) == 1);
-  }
+  check_rows(options, rows, "the CMake option");
   CHECK(read_text(kDocsDir + "/index.md").find("(environment.md)") != std::string::npos);
 }
