@@ -3,9 +3,8 @@
 //
 // The page's one C++ block equals docs/snippets/adding_an_op.inc, which
 // tests/autograd/test_op_catalog.cpp compiles into its table: gradcheck and gradgradcheck in
-// float64, full Jacobians and fast mode. Here: the block is the file, the op records as the page
-// says, and the rule it follows matters (its input captured detached, as the page once said,
-// gives a wrong second derivative).
+// float64, full Jacobians and fast mode. Here: the block is the file, and the page's rule
+// matters: the same op with its input captured detached gets a wrong second derivative.
 #include <cmath>
 #include <cstdint>
 #include <string>

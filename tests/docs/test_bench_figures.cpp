@@ -171,7 +171,7 @@ TEST_CASE("docs: README.md and docs/performance.md quote bench/README.md's figur
   CHECK(readme.find(range) != std::string::npos);
 
   std::vector<std::string> required = kOverPyTorch;
-  for (const std::string& m :
+  for (const char* m :
        {"S, 1 thread, over LibTorch", "M, 1 thread, over LibTorch", "G, 1 thread, over LibTorch",
         "M, 2 threads, over PyTorch's best 2-thread setting", "M, 2 threads over 1 thread",
         "S, 1 thread, step over its floor, OpenBLAS", "S, 1 thread, step over its floor, kernel",
