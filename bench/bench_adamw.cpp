@@ -8,7 +8,7 @@
 // BM_adamw_bytes_streamed is the update's memory floor: the same bytes as one step (θ, g, m and
 // v read, θ, m and v written: 28 a parameter) moved by a loop of multiply-adds only, with no
 // division or square root. Where AdamW's step takes about as long, it is bound by memory, and no
-// rewrite of its arithmetic can make it faster (G: bench/README.md, "a twelfth day").
+// rewrite of its arithmetic can make it faster (G: bench/history/README.md, "a twelfth day").
 //
 //   OMP_NUM_THREADS=1 bench_adamw [benchmark flags]
 #include <cstdint>

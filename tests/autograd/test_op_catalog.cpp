@@ -2,6 +2,8 @@
 // float64 full-Jacobian gradcheck and gradgradcheck (second derivatives): broadcasting both
 // ways, size-1 dims, 0-d tensors, non-contiguous (transposed / permuted / sliced) inputs; and
 // gradcheck's fast mode, a random projection of each Jacobian, on the same table.
+#include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -25,6 +27,10 @@ struct CatalogEntry {
 
 // A permuted view of a contiguous leaf: exercises the strided paths of every op.
 Tensor noncontig(const Tensor& x) { return x.transpose(0, 1); }
+
+// docs/adding-an-op.md's example op, the page's code as it is (tests/docs/test_adding_an_op_docs.cpp
+// checks that the page shows this file): an op that follows the page passes the catalogue.
+#include "../../docs/snippets/adding_an_op.inc"
 
 std::vector<CatalogEntry> catalog() {
   using L = const TensorList&;
@@ -59,6 +65,8 @@ std::vector<CatalogEntry> catalog() {
       {"clamp both", {{3, 4}}, Values::normal, [](L in) { return clamp(in[0], -0.5, 0.5); }},
       {"clamp min only", {{3, 4}}, Values::normal, [](L in) { return clamp(in[0], 0.1, std::nullopt); }},
       {"unary non-contiguous", {{3, 2}}, Values::normal, [](L in) { return tanh(noncontig(in[0])); }},
+      {"swish, the example of docs/adding-an-op.md", {{2, 3}}, Values::normal, [](L in) { return swish(in[0]); }},
+      {"swish non-contiguous", {{3, 2}}, Values::normal, [](L in) { return swish(noncontig(in[0])); }},
       // ---- reductions
       {"sum all", {{2, 3}}, Values::normal, [](L in) { return sum(in[0]); }},
       {"sum dim", {{2, 3, 4}}, Values::normal, [](L in) { return sum(in[0], {1}); }},

@@ -26,24 +26,6 @@ namespace {
 // Step 5 of the tutorial: an op written outside the library.
 #include "../../docs/snippets/tutorial_softplus.inc"
 
-// docs/adding-an-op.md, step 3, shows the glue of an op as a fragment; here it is compiled in
-// a stand-in op (a copy of x). Its placeholder backward returns no gradient at all, which
-// the engine must refuse (the tutorial says the engine checks one gradient per input).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"  // the fragment's dout
-#ifdef __clang__
-#pragma clang diagnostic ignored "-Wunused-lambda-capture"  // and its saved x
-#endif
-Tensor my_op(const Tensor& x) {
-  Tensor out = x.detach().clone();
-  if (!should_record({x})) return out;
-  record(out, "my_op", {x}, [x = x.detach()](const Tensor& dout) -> TensorList {
-    return {/* dL/dx, same shape and dtype as x */};
-  });
-  return out;
-}
-#pragma GCC diagnostic pop
-
 // Runs `body` with std::cout redirected, and returns what it printed.
 template <typename Body>
 std::string capture_cout(Body body) {
@@ -309,17 +291,4 @@ TEST_CASE("docs/residuals.md: a block's place in its stack", "[docs][nn]") {
   for (std::int64_t i = 0; i < 4; ++i) CHECK(row_mean_is_zero(*model->decoder->at<nn::TransformerBlock>(i), true) == (i < 2));
   REQUIRE(model->encoder_norm != nullptr);
   REQUIRE(model->decoder_norm != nullptr);
-}
-
-TEST_CASE("docs/adding-an-op.md: the glue fragment compiles", "[docs]") {
-  Tensor x = tensor({1, 2}, {2}, DType::float64);
-  CHECK(my_op(x).grad_fn() == nullptr);  // nothing needs a gradient: nothing recorded
-  x.requires_grad_();
-  Tensor y = my_op(x);
-  REQUIRE(y.grad_fn() != nullptr);
-  CHECK(y.grad_fn()->name == "my_op");
-  // The placeholder returns 0 gradients for 1 input: backward names the op and refuses.
-  CHECK_THROWS_AS(y.sum().backward(), GraphError);
-  CHECK_THROWS_WITH(my_op(x).sum().backward(),
-                    Catch::Contains("backward of 'my_op' returned 0 gradients for 1 inputs"));
 }
