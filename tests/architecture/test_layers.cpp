@@ -203,16 +203,20 @@ TEST_CASE("every top-level folder with C++ files is in the layer table", "[archi
 
 TEST_CASE("the kernels in autograd/cpu/ include nothing of Tensor, Node or the engine", "[architecture]") {
   const fs::path root = TAPEGRAD_SOURCE_DIR;
-  INFO(kKernelFolder << "/ holds no .cpp/.hpp file under " << root);
-  REQUIRE((fs::is_directory(root / kKernelFolder) && !cpp_files_under(root / kKernelFolder).empty()));
+  {
+    INFO(kKernelFolder << "/ holds no .cpp/.hpp file under " << root);
+    REQUIRE((fs::is_directory(root / kKernelFolder) && !cpp_files_under(root / kKernelFolder).empty()));
+  }
   for (const auto& [header, why] : kKernelMayInclude) {
     INFO("kKernelMayInclude names " << header << " (" << why << "), which is not under " << root);
     CHECK(fs::is_regular_file(root / header));
   }
-  const std::vector<std::string> found = kernel_includes_outside(root);
-  INFO("includes from the kernels out of their folder (the list: kKernelMayInclude in "
-       "tests/architecture/test_layers.cpp, docs/architecture.md):\n" << lines(found));
-  CHECK(found.empty());
+  {
+    const std::vector<std::string> found = kernel_includes_outside(root);
+    INFO("includes from the kernels out of their folder (the list: kKernelMayInclude in "
+         "tests/architecture/test_layers.cpp, docs/architecture.md):\n" << lines(found));
+    CHECK(found.empty());
+  }
   const std::vector<std::string> through = kernel_headers_not_standalone(root);
   INFO("headers the kernels may include that include more of the project:\n" << lines(through));
   CHECK(through.empty());
