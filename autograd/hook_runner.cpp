@@ -1,8 +1,8 @@
 // hook_runner.cpp — running gradient hooks, and adding gradients into leaves.
 #include "hook_runner.hpp"
 
+#include "cpu/parallel.hpp"
 #include "ops.hpp"
-#include "parallel.hpp"
 
 namespace tapegrad::detail {
 

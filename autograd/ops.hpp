@@ -173,13 +173,13 @@ Tensor rms_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& we
 //                 thread, never Tq·Tk. No attention dropout: forcing it with dropout active
 //                 (training and dropout_p > 0) throws ValueError.
 //   automatic     flash when dropout is inactive, Tq > 1 and Tq·Tk >= kFlashAttentionMinScores
-//                 (where it measured faster, see ops/attention_flash.cpp); materialized
+//                 (where it measured faster, see cpu/attention_flash.cpp); materialized
 //                 otherwise (dropout, KV-cache decode steps with Tq = 1, short sequences).
 // A recorded backward (create_graph) differentiates the composite form whichever kernel ran.
 enum class AttentionKernel { automatic, materialized, flash };
 // automatic picks flash from Tq·Tk = 384·384 scores per pair on: measured faster from there
 // (T = 384: 0.9× the materialized time, forward + backward; T = 2048: 0.63×), slower below
-// (causal T = 256: 1.09×). See the figures in ops/attention_flash.cpp. Machine-dependent: on a
+// (causal T = 256: 1.09×). See the figures in cpu/attention_flash.cpp. Machine-dependent: on a
 // Zen 5 EPYC, once the staged kᵀ rows were padded (attention_staging.hpp), the materialized
 // kernel ran causal attention faster up to T ≈ 1024 (bench/README.md); force it with
 // `kernel = AttentionKernel::materialized` where its Tq·Tk scratch per thread is affordable.

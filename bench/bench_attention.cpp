@@ -1,7 +1,7 @@
 // bench_attention.cpp — scaled_dot_product_attention forward + backward with each kernel pair
 // (AttentionOptions::kernel: materialized, flash), the figures behind the rule automatic
 // follows (kFlashAttentionMinScores in autograd/ops.hpp; the tables in
-// autograd/ops/attention_flash.cpp). B = 1, H = 2, D = 64, float32; args {T, causal, flash}.
+// autograd/cpu/attention_flash.cpp). B = 1, H = 2, D = 64, float32; args {T, causal, flash}.
 // The FLOP counter counts the gemms of the op (forward 2, backward 5, of 2·T²·D each; half
 // under a causal mask), so it reads as the rate those products run at.
 //

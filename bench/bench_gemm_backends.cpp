@@ -4,7 +4,7 @@
 // the backend forced to openblas, then dnnl. Rounds interleave the two libraries (the order
 // alternates), and each figure is the median of the rounds with their range. Below the table,
 // each config's GEMM time per step at each library's rates, at the best of the two per shape,
-// and with the rule of GemmBackend::automatic for this machine's kernels (autograd/blas.cpp).
+// and with the rule of GemmBackend::automatic for this machine's kernels (autograd/cpu/blas.cpp).
 //
 //   OPENBLAS_CORETYPE=SkylakeX OMP_WAIT_POLICY=passive bench_gemm_backends --threads 1 --rounds 5
 //   (OPENBLAS_CORETYPE=Haswell on a CPU without AVX-512)
@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/autograd/blas.hpp>
+#include <tapegrad/autograd/cpu/blas.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 using namespace tapegrad;

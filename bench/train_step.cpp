@@ -10,8 +10,8 @@
 //   TAPEGRAD_GEMM_BACKEND=auto train_step --floor --floor-backend openblas   # a step on oneDNN, OpenBLAS's floor
 //   train_step --config M --versus tapegrad      # steps alternately on OpenBLAS and tapegrad's kernel, paired
 //
-// The GEMM floor: one step's products are counted by shape (autograd/gemm_census.hpp), each
-// shape's rate is measured in this process with the same threads (autograd/gemm_rate.hpp),
+// The GEMM floor: one step's products are counted by shape (autograd/cpu/gemm_census.hpp), each
+// shape's rate is measured in this process with the same threads (autograd/cpu/gemm_rate.hpp),
 // and the floor is Σ calls · 2MNK / rate: the step's time if it did nothing but its GEMMs,
 // each at the speed BLAS reaches on it. The step's median over the floor says how much time
 // goes elsewhere (elementwise ops, softmax, norms, the optimizer, allocation).

@@ -4,9 +4,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "../autograd/cpu/parallel.hpp"
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
-#include "../autograd/parallel.hpp"
 #include "transformer_block.hpp"
 
 namespace tapegrad::nn {

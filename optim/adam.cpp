@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "../autograd/parallel.hpp"
+#include "../autograd/cpu/parallel.hpp"
 
 namespace tapegrad::optim {
 

@@ -5,9 +5,9 @@
 #include <map>
 #include <set>
 
+#include "../autograd/cpu/parallel.hpp"
 #include "../autograd/dtype.hpp"
 #include "../autograd/errors.hpp"
-#include "../autograd/parallel.hpp"
 
 namespace tapegrad::optim {
 

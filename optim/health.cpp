@@ -3,7 +3,7 @@
 
 #include <cmath>
 
-#include "../autograd/parallel.hpp"
+#include "../autograd/cpu/parallel.hpp"
 
 namespace tapegrad::optim {
 

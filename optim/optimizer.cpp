@@ -5,9 +5,9 @@
 #include <exception>
 #include <set>
 
-#include "../autograd/blas.hpp"
+#include "../autograd/cpu/blas.hpp"
+#include "../autograd/cpu/parallel.hpp"
 #include "../autograd/grad_mode.hpp"
-#include "../autograd/parallel.hpp"
 #include "../autograd/profiler.hpp"
 #include "../nn/embedding.hpp"
 

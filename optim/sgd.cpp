@@ -3,7 +3,7 @@
 // floating-point operations follows torch.optim.SGD's so that float64 results agree.
 #include "sgd.hpp"
 
-#include "../autograd/parallel.hpp"
+#include "../autograd/cpu/parallel.hpp"
 
 namespace tapegrad::optim {
 

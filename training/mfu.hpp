@@ -12,13 +12,13 @@
 // products), without the recomputation of activation checkpointing — a run that recomputes
 // does more arithmetic for the same tokens and shows a lower MFU, as it should: the number
 // compares runs by useful work. The peak is a rate of this machine's BLAS on one square
-// shape with this process's threads (autograd/gemm_rate.hpp), not a datasheet figure; with
+// shape with this process's threads (autograd/cpu/gemm_rate.hpp), not a datasheet figure; with
 // several processes each measures its own share of the cores at the same time.
 #pragma once
 
 #include <string>
 
-#include "../autograd/gemm_rate.hpp"
+#include "../autograd/cpu/gemm_rate.hpp"
 
 namespace tapegrad::training {
 

@@ -1,5 +1,6 @@
 // attention.cpp — scaled dot-product attention as one fused op with its own backward: the
-// glue of scaled_dot_product_attention and self_attention_packed around two kernel pairs,
+// glue of scaled_dot_product_attention and self_attention_packed around two kernel pairs in
+// autograd/cpu/ (attention_kernels.hpp),
 //   attention_materialized.cpp  S of one pair in a Tq·Tk scratch (any option, short sequences)
 //   attention_flash.cpp         tiled online softmax in O(Bq·Bk) (long sequences, no dropout)
 // picked by select_attention_kernel (the rule at AttentionKernel, ops.hpp). Both save q, k, v
@@ -11,14 +12,15 @@
 #include <optional>
 #include <vector>
 
-#include "../blas.hpp"
+#include "../cpu/attention_kernels.hpp"
+#include "../cpu/blas.hpp"
+#include "../cpu/gemm_layout.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../random.hpp"
 #include "../recompute.hpp"
-#include "attention_common.hpp"
-#include "gemm_layout.hpp"
+#include "attention_choice.hpp"
 
 namespace tapegrad {
 

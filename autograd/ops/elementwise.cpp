@@ -11,10 +11,10 @@
 //   pow: da = dout · b · a^(b-1),   db = dout · out · log(a)
 #include <cmath>
 
+#include "../cpu/parallel.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
 #include "../shape.hpp"
 
 namespace tapegrad {

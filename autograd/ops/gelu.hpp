@@ -13,7 +13,7 @@
 #include <numbers>
 #include <type_traits>
 
-#include "../vec_math.hpp"
+#include "../cpu/vec_math.hpp"
 
 namespace tapegrad::gelu_math {
 

@@ -24,17 +24,17 @@
 #include <algorithm>
 #include <tuple>
 
-#include "../blas.hpp"
+#include "../cpu/blas.hpp"
+#include "../cpu/linear_kernels.hpp"
+#include "../cpu/parallel.hpp"
+#include "../cpu/streaming.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
 #include "../recompute.hpp"
 #include "../saved_tensor.hpp"
-#include "../streaming.hpp"
 #include "data_or_null.hpp"
 #include "gelu.hpp"
-#include "linear_kernels.hpp"
 
 namespace tapegrad {
 

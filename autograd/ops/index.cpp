@@ -9,10 +9,10 @@
 #include <cstring>
 #include <vector>
 
+#include "../cpu/parallel.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
 #include "../shape.hpp"
 
 namespace tapegrad {

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "../cpu/parallel.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
 #include "../shape.hpp"
 
 namespace tapegrad {

@@ -18,13 +18,13 @@
 #include <utility>
 #include <vector>
 
+#include "../cpu/parallel.hpp"
+#include "../cpu/thread_scratch.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
+#include "../ops.hpp"
 #include "../recompute.hpp"
 #include "../saved_tensor.hpp"
-#include "../thread_scratch.hpp"
-#include "../ops.hpp"
-#include "../parallel.hpp"
 #include "data_or_null.hpp"
 
 namespace tapegrad {

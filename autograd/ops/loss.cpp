@@ -9,12 +9,12 @@
 #include <cmath>
 #include <vector>
 
+#include "../cpu/parallel.hpp"
+#include "../cpu/streaming.hpp"
+#include "../cpu/vec_math.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
-#include "../streaming.hpp"
-#include "../vec_math.hpp"
 #include "rows.hpp"
 
 namespace tapegrad {

@@ -9,15 +9,15 @@
 #include <optional>
 #include <vector>
 
-#include "../blas.hpp"
+#include "../cpu/blas.hpp"
+#include "../cpu/gemm_layout.hpp"
+#include "../cpu/linear_kernels.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../saved_tensor.hpp"
 #include "../shape.hpp"
 #include "data_or_null.hpp"
-#include "gemm_layout.hpp"
-#include "linear_kernels.hpp"
 
 namespace tapegrad {
 

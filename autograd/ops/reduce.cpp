@@ -13,10 +13,10 @@
 
 #include <omp.h>
 
+#include "../cpu/parallel.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
 #include "../shape.hpp"
 
 namespace tapegrad {

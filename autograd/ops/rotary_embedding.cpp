@@ -16,9 +16,9 @@
 #include <cmath>
 #include <vector>
 
+#include "../cpu/parallel.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
 
 namespace tapegrad {
 

@@ -8,13 +8,13 @@
 // Both backwards read only the saved output y, never x.
 #include <cmath>
 
+#include "../cpu/parallel.hpp"
+#include "../cpu/vec_math.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
-#include "../vec_math.hpp"
-#include "rows.hpp"
 #include "../shape.hpp"
+#include "rows.hpp"
 
 namespace tapegrad {
 

@@ -13,11 +13,11 @@
 #include <cmath>
 #include <numbers>
 
+#include "../cpu/parallel.hpp"
+#include "../cpu/vec_math.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
-#include "../parallel.hpp"
-#include "../vec_math.hpp"
 #include "gelu.hpp"
 
 namespace tapegrad {

@@ -6,7 +6,9 @@
 // umbrella and may include anything; kAboveLayers sit above everything and are not checked.
 // An include is `#include "..."` (resolved against the including file's folder, as the
 // compiler does first) or `#include <tapegrad/...>`; a line whose first non-blank character
-// is not '#' (e.g. a commented-out include) is not one.
+// is not '#' (e.g. a commented-out include) is not one. Within autograd/, the kernels in
+// autograd/cpu/ may include only their own folder and a few standalone headers
+// (kKernelMayInclude): they know nothing of Tensor, Node or the engine.
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -37,6 +39,21 @@ const std::map<std::string, std::vector<std::string>> kLayers = {
 };
 // Top-level folders above every layer: they may include anything and are not checked.
 const std::set<std::string> kAboveLayers = {"examples", "bench", "tests", "fuzz", "docs"};
+// The kernels: autograd/cpu/ holds the raw-pointer CPU machinery (the BLAS door and its
+// backends, the blocked SGEMM, vector math, the parallel and streaming helpers, the attention
+// kernels) and knows nothing of Tensor, Node or the engine. Its files may include files of
+// autograd/cpu/ and these headers of autograd/, nothing else of the project. Each of them
+// includes no project file beyond this list (checked too), so none brings tensor.hpp in.
+// Keep in step with docs/architecture.md.
+const std::string kKernelFolder = "autograd/cpu";
+const std::map<std::string, std::string> kKernelMayInclude = {
+    {"autograd/errors.hpp", "the errors a kernel throws (ValueError on a bad setting)"},
+    {"autograd/dtype.hpp", "DType: the GEMM census keys its calls by it, the GEMM rate dispatches on it"},
+    {"autograd/env_switch.hpp", "TAPEGRAD_GEMM_ROW_BANDS, an on/off setting read as storage.cpp reads its own"},
+    {"autograd/profiler.hpp", "blas::gemm charges its time to the op profiler (GemmTimer)"},
+    {"autograd/storage.hpp", "ThreadScratch takes its blocks from the tensor allocator's cache"},
+    {"autograd/generator.hpp", "the dropout mask and the GEMM rate's matrices are drawn from a Generator"},
+};
 
 bool is_cpp_file(const fs::path& p) { return p.extension() == ".cpp" || p.extension() == ".hpp"; }
 
@@ -95,6 +112,48 @@ std::vector<std::string> upward_includes(const fs::path& root) {
   return found;
 }
 
+// "file:line includes target (...)" for every include, in autograd/cpu/ under root, of a
+// project file outside autograd/cpu/ that kKernelMayInclude does not list.
+std::vector<std::string> kernel_includes_outside(const fs::path& root) {
+  std::vector<std::string> found;
+  if (!fs::is_directory(root / kKernelFolder)) return found;
+  std::string allowed;
+  for (const auto& [header, _] : kKernelMayInclude) allowed += ", " + header;
+  for (const fs::path& file : cpp_files_under(root / kKernelFolder)) {
+    std::ifstream in(file);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      const fs::path target = include_target(line, file, root);
+      if (target.empty() || kKernelMayInclude.count(target.generic_string())) continue;
+      const std::string folder = target.parent_path().generic_string();
+      if (folder == kKernelFolder || folder.rfind(kKernelFolder + "/", 0) == 0) continue;
+      found.push_back(file.lexically_relative(root).generic_string() + ":" + std::to_string(number) +
+                      " includes " + target.generic_string() + " (" + kKernelFolder + "/ may include only " +
+                      kKernelFolder + "/" + allowed + ")");
+    }
+  }
+  return found;
+}
+
+// "header:line includes target" for every include of a project file, in a header that
+// kKernelMayInclude lists, that the list does not hold: through it a kernel would see more
+// than the list says (tensor.hpp, say).
+std::vector<std::string> kernel_headers_not_standalone(const fs::path& root) {
+  std::vector<std::string> found;
+  for (const auto& [header, _] : kKernelMayInclude) {
+    std::ifstream in(root / header);
+    std::string line;
+    for (int number = 1; std::getline(in, line); ++number) {
+      const fs::path target = include_target(line, root / header, root);
+      if (target.empty() || kKernelMayInclude.count(target.generic_string())) continue;
+      found.push_back(header + ":" + std::to_string(number) + " includes " + target.generic_string() +
+                      " (a header " + kKernelFolder + "/ may include must include nothing of the project "
+                      "beyond kKernelMayInclude)");
+    }
+  }
+  return found;
+}
+
 // Top-level folders under root holding .cpp/.hpp files that are neither a layer nor above
 // the layers. Hidden folders and build trees (a CMakeCache.txt) are not sources.
 std::vector<std::string> folders_missing_from_table(const fs::path& root) {
@@ -142,6 +201,27 @@ TEST_CASE("every top-level folder with C++ files is in the layer table", "[archi
   CHECK(missing.empty());
 }
 
+TEST_CASE("the kernels in autograd/cpu/ include nothing of Tensor, Node or the engine", "[architecture]") {
+  const fs::path root = TAPEGRAD_SOURCE_DIR;
+  {
+    INFO(kKernelFolder << "/ holds no .cpp/.hpp file under " << root);
+    REQUIRE((fs::is_directory(root / kKernelFolder) && !cpp_files_under(root / kKernelFolder).empty()));
+  }
+  for (const auto& [header, why] : kKernelMayInclude) {
+    INFO("kKernelMayInclude names " << header << " (" << why << "), which is not under " << root);
+    CHECK(fs::is_regular_file(root / header));
+  }
+  {
+    const std::vector<std::string> found = kernel_includes_outside(root);
+    INFO("includes from the kernels out of their folder (the list: kKernelMayInclude in "
+         "tests/architecture/test_layers.cpp, docs/architecture.md):\n" << lines(found));
+    CHECK(found.empty());
+  }
+  const std::vector<std::string> through = kernel_headers_not_standalone(root);
+  INFO("headers the kernels may include that include more of the project:\n" << lines(through));
+  CHECK(through.empty());
+}
+
 TEST_CASE("the layer checks catch an upward include and an unlisted folder", "[architecture]") {
   const fs::path root = fs::temp_directory_path() / ("tapegrad_test_layers_" + std::to_string(getpid()));
   fs::remove_all(root);
@@ -158,5 +238,28 @@ TEST_CASE("the layer checks catch an upward include and an unlisted folder", "[a
                                      "optim/sgd.hpp:1 includes tapegrad.hpp (layer optim may include only optim, "
                                      "autograd, nn)"});
   CHECK(folders_missing_from_table(root) == std::vector<std::string>{"newlayer/"});
+  fs::remove_all(root);
+}
+
+TEST_CASE("the kernel checks catch an include of the engine, directly or through a listed header",
+          "[architecture]") {
+  const fs::path root = fs::temp_directory_path() / ("tapegrad_test_kernels_" + std::to_string(getpid()));
+  fs::remove_all(root);
+  write_file(root / "autograd/tensor.hpp", "\n");
+  write_file(root / "autograd/dtype.hpp", "\n");
+  write_file(root / "autograd/errors.hpp", "#include \"tensor.hpp\"\n");
+  write_file(root / "autograd/cpu/blas.hpp", "#include \"../dtype.hpp\"\n#include <tapegrad/autograd/cpu/x.hpp>\n");
+  write_file(root / "autograd/cpu/x.hpp", "#include <vector>\n#include \"blas.hpp\"\n");
+  write_file(root / "autograd/cpu/sub/y.cpp", "#include \"../x.hpp\"\n#include <tapegrad/autograd/tensor.hpp>\n");
+  write_file(root / "autograd/cpu/z.cpp", "#include \"../errors.hpp\"\n// #include \"../tensor.hpp\"\n"
+                                          "#include \"../tensor.hpp\"\n");
+  const std::vector<std::string> found = kernel_includes_outside(root);
+  REQUIRE(found.size() == 2);
+  CHECK(found[0].rfind("autograd/cpu/sub/y.cpp:2 includes autograd/tensor.hpp (autograd/cpu/ may include only "
+                       "autograd/cpu/, autograd/dtype.hpp, ", 0) == 0);
+  CHECK(found[1].rfind("autograd/cpu/z.cpp:3 includes autograd/tensor.hpp (", 0) == 0);
+  const std::vector<std::string> through = kernel_headers_not_standalone(root);
+  REQUIRE(through.size() == 1);
+  CHECK(through[0].rfind("autograd/errors.hpp:1 includes autograd/tensor.hpp (", 0) == 0);
   fs::remove_all(root);
 }

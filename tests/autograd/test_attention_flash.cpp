@@ -7,7 +7,8 @@
 #include <cmath>
 #include <string>
 
-#include <tapegrad/autograd/ops/attention_common.hpp>
+#include <tapegrad/autograd/cpu/attention_kernels.hpp>
+#include <tapegrad/autograd/ops/attention_choice.hpp>
 
 #include "support/gradcheck_catch.hpp"
 #include "support/attention_grads.hpp"

@@ -2,7 +2,7 @@
 //
 // Debian's OpenBLAS 0.3.21 falls back to generic SSE3 kernels on CPUs it does not know, unless
 // OPENBLAS_CORETYPE is set before it loads; tapegrad chooses the kernels again when it loads
-// (autograd/blas.cpp). The hidden test below runs in a process started without the variable
+// (autograd/cpu/blas.cpp). The hidden test below runs in a process started without the variable
 // (ctest: blas.fast_core_without_env).
 #include <cstdlib>
 #include <string>

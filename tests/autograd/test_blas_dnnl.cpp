@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/autograd/blas.hpp>
+#include <tapegrad/autograd/cpu/blas.hpp>
 
 #include "support/blas_guards.hpp"
 #include "support/naive_gemm.hpp"

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <vector>
 
-#include <tapegrad/autograd/blas.hpp>
+#include <tapegrad/autograd/cpu/blas.hpp>
 
 #include "support/naive_gemm.hpp"
 

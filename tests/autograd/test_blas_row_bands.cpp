@@ -12,7 +12,7 @@
 #include <cmath>
 #include <vector>
 
-#include <tapegrad/autograd/blas.hpp>
+#include <tapegrad/autograd/cpu/blas.hpp>
 
 #include "support/blas_guards.hpp"
 #include "support/naive_gemm.hpp"

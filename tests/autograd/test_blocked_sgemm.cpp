@@ -1,4 +1,4 @@
-// test_blocked_sgemm.cpp — tapegrad's own float GEMM (autograd/blocked_sgemm.hpp) and
+// test_blocked_sgemm.cpp — tapegrad's own float GEMM (autograd/cpu/blocked_sgemm.hpp) and
 // GemmBackend::tapegrad: every transpose pair, tiles cut short in rows and columns, K cut into
 // blocks with remainders, leading dimensions wider than the matrices, beta 0 over a C that holds
 // NaN (overwritten) and accumulation, the bias added in the kernel; against a naive product, and
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/autograd/blas.hpp>
-#include <tapegrad/autograd/blocked_sgemm.hpp>
+#include <tapegrad/autograd/cpu/blas.hpp>
+#include <tapegrad/autograd/cpu/blocked_sgemm.hpp>
 #include <tapegrad/autograd/errors.hpp>
 
 #include "support/blas_guards.hpp"

@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include <tapegrad/autograd/gemm_census.hpp>
-#include <tapegrad/autograd/gemm_rate.hpp>
+#include <tapegrad/autograd/cpu/gemm_census.hpp>
+#include <tapegrad/autograd/cpu/gemm_rate.hpp>
 #include <tapegrad/tapegrad.hpp>
 
 using namespace tapegrad;

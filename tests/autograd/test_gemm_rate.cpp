@@ -1,4 +1,4 @@
-// test_gemm_rate.cpp — measure_gemm_flops_per_second (autograd/gemm_rate.hpp): a positive,
+// test_gemm_rate.cpp — measure_gemm_flops_per_second (autograd/cpu/gemm_rate.hpp): a positive,
 // finite rate, the thread count it ran with, and errors for what cannot be measured.
 #include <cmath>
 

@@ -1,4 +1,4 @@
-// test_parallel.cpp — parallel_region_if (autograd/parallel.hpp): a region worth a team runs on
+// test_parallel.cpp — parallel_region_if (autograd/cpu/parallel.hpp): a region worth a team runs on
 // all the threads; one that is not, or with one thread allowed, runs on the calling thread
 // without entering OpenMP at all (what saves libgomp's system call); and a region met inside a
 // team of several threads gets a team of its own, so that its loop does not share its
@@ -8,7 +8,7 @@
 #include <array>
 #include <cstdint>
 
-#include <tapegrad/autograd/parallel.hpp>
+#include <tapegrad/autograd/cpu/parallel.hpp>
 
 #include <catch2/catch.hpp>
 

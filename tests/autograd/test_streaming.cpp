@@ -1,4 +1,4 @@
-// test_streaming.cpp — for_each_block (autograd/streaming.hpp): its blocks cover [0, n) exactly
+// test_streaming.cpp — for_each_block (autograd/cpu/streaming.hpp): its blocks cover [0, n) exactly
 // once, in order within each thread, for sizes around the block, the prefetch distance and the
 // threads' 64-element boundaries, on one thread and on a team.
 #include <omp.h>
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <vector>
 
-#include <tapegrad/autograd/streaming.hpp>
+#include <tapegrad/autograd/cpu/streaming.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,4 +1,4 @@
-// test_transpose.cpp — transpose_into (autograd/ops/transpose.hpp), the attention's staged kᵀ
+// test_transpose.cpp — transpose_into (autograd/cpu/transpose.hpp), the attention's staged kᵀ
 // and vᵀ: every element lands at its transposed place, for float (16×16 tiles in registers,
 // and the scalar loop for partial tiles) and double (scalar), with source and destination
 // strides wider than the matrix, as the packed qkv and the staging scratch have; nothing
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include <tapegrad/autograd/ops/transpose.hpp>
+#include <tapegrad/autograd/cpu/transpose.hpp>
 
 #include <catch2/catch.hpp>
 

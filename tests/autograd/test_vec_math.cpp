@@ -1,4 +1,4 @@
-// test_vec_math.cpp — the vectorizable exp and tanh of autograd/vec_math.hpp against the C
+// test_vec_math.cpp — the vectorizable exp and tanh of autograd/cpu/vec_math.hpp against the C
 // library in double: the error bounds its comments state, over a sweep of every 256th float of
 // the range, and the special values (±inf, NaN, out of range) that masked softmax rows and
 // overflowing GELU inputs rely on.
@@ -8,7 +8,7 @@
 #include <limits>
 
 #include <tapegrad/autograd/ops/gelu.hpp>
-#include <tapegrad/autograd/vec_math.hpp>
+#include <tapegrad/autograd/cpu/vec_math.hpp>
 
 #include <catch2/catch.hpp>
 

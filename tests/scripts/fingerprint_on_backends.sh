@@ -2,7 +2,7 @@
 # The same training numbers, bit for bit, whichever GEMM backend runs the products: the output of
 # numbers_fingerprint (53 models, 4 AdamW steps each, losses and parameter sums as hex floats) on
 # openblas and on the backend named must be identical. tapegrad's own GEMM claims OpenBLAS's bits on
-# its SkylakeX kernels (autograd/blocked_sgemm.hpp); the last model is config S, so that its
+# its SkylakeX kernels (autograd/cpu/blocked_sgemm.hpp); the last model is config S, so that its
 # products reach that kernel.
 #
 #   fingerprint_on_backends.sh <numbers_fingerprint> <backend>

@@ -6,7 +6,7 @@
 #   on_skylakex.sh <command> [args...]
 #
 # For the tests whose claims are about those kernels: tapegrad's own GEMM gives their bits
-# (autograd/blocked_sgemm.hpp). Left to itself OpenBLAS 0.3.21 picks other kernels on an AMD Zen 4
+# (autograd/cpu/blocked_sgemm.hpp). Left to itself OpenBLAS 0.3.21 picks other kernels on an AMD Zen 4
 # or 5, and a shell may have set OPENBLAS_CORETYPE to another core; there the [blas] cases passed
 # without their bitwise checks and the fingerprint test skipped, so those machines never checked
 # the claims.

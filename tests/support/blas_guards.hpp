@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include <tapegrad/autograd/blas.hpp>
+#include <tapegrad/autograd/cpu/blas.hpp>
 
 namespace tapegrad::testing {
 

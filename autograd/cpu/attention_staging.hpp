@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "attention_kernels.hpp"
 #include "small_gemm.hpp"
 #include "transpose.hpp"
 

@@ -20,7 +20,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "../streaming.hpp"
+#include "streaming.hpp"
 
 namespace tapegrad::detail {
 

@@ -6,15 +6,15 @@
 //   dQ = dS·k·scale   dK = dSᵀ·q·scale
 // S of one pair lives in a Tq·Tk scratch, one pair per thread: simple, any option (dropout
 // draws its mask row-major over it), fastest for short sequences. attention_flash.cpp tiles
-// the same op in O(Bq·Bk); attention.cpp is the glue and picks between them.
+// the same op in O(Bq·Bk); autograd/ops/attention.cpp is the glue and picks between them.
 #include <algorithm>
 #include <cmath>
 
-#include "../parallel.hpp"
-#include "../random.hpp"
-#include "../vec_math.hpp"
-#include "attention_common.hpp"
+#include "../generator.hpp"
+#include "attention_kernels.hpp"
 #include "attention_staging.hpp"
+#include "parallel.hpp"
+#include "vec_math.hpp"
 
 namespace tapegrad::detail {
 

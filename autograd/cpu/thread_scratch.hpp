@@ -1,9 +1,9 @@
 // thread_scratch.hpp — internal: each thread's scratch in a kernel's parallel region.
 //
 // `per_thread` zeroed Ts for each thread the region may have, in one block from the tensor
-// allocator's cache (storage.hpp). In the steady state of training or decoding it takes no new
-// memory; a std::vector per call was a heap allocation per layer and call (per token, while
-// generating).
+// allocator's cache (../storage.hpp: a block of bytes, no Tensor). In the steady state of
+// training or decoding it takes no new memory; a std::vector per call was a heap allocation
+// per layer and call (per token, while generating).
 //
 // Each thread's slice starts on its own cache line: two threads that write one line take it
 // from each other's cache at every write ("false sharing"). (LayerNorm's backward kept its
@@ -27,7 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "storage.hpp"
+#include "../storage.hpp"
 
 namespace tapegrad::detail {
 

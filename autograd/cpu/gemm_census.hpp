@@ -23,7 +23,7 @@
 #include <string>
 #include <tuple>
 
-#include "dtype.hpp"
+#include "../dtype.hpp"
 
 namespace tapegrad {
 

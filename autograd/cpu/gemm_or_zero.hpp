@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../blas.hpp"
+#include "blas.hpp"
 
 namespace tapegrad::detail {
 

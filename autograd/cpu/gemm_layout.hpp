@@ -1,5 +1,5 @@
 // gemm_layout.hpp — can BLAS gemm read a strided matrix in place, and with which transpose
-// flag and leading dimension? One test for matmul.cpp and attention.cpp.
+// flag and leading dimension? One test for ops/matmul.cpp and ops/attention.cpp.
 //
 // gemm reads a row-major matrix: element (i, j) at i·ld + j, with ld ≥ max(cols, 1) (BLAS
 // rejects a smaller ld even when it never steps by it). A view whose column stride is 1 is

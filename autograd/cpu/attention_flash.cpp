@@ -1,5 +1,5 @@
 // attention_flash.cpp — scaled dot-product attention, tiled with an online softmax: the op of
-// attention.cpp in O(Bq·Bk + T·D) scratch per thread instead of a Tq·Tk score matrix per pair.
+// ops/attention.cpp in O(Bq·Bk + T·D) scratch per thread instead of a Tq·Tk score matrix per pair.
 //   FlashAttention: Dao et al. 2022, arXiv 2205.14135 (forward, online softmax, recompute).
 //   FlashAttention-2: Dao 2023, arXiv 2307.08691 (backward with Δ = rowsum(dO ⊙ O)).
 // A CPU kernel: the tiles are sized for the caches and every product is blas::gemm, from 64
@@ -11,10 +11,10 @@
 #include <cmath>
 #include <vector>
 
-#include "../parallel.hpp"
-#include "../vec_math.hpp"
-#include "attention_common.hpp"
+#include "attention_kernels.hpp"
 #include "attention_staging.hpp"
+#include "parallel.hpp"
+#include "vec_math.hpp"
 
 namespace tapegrad::detail {
 

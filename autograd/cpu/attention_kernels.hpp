@@ -1,17 +1,17 @@
-// attention_common.hpp — internal: what the two attention kernel pairs share (dims, how a
-// head's matrix is found in memory, the mask config, gemm with empty sizes, the kernel choice).
-//   attention.cpp               the glue: both public ops, kernel choice, composite for create_graph
+// attention_kernels.hpp — internal: what the two attention kernel pairs share (dims, how a
+// head's matrix is found in memory, the mask config), and the kernels themselves, on raw
+// pointers: no Tensor here.
 //   attention_materialized.cpp  the kernels with S of one pair in a Tq·Tk scratch
 //   attention_flash.cpp         the tiled online-softmax kernels (O(Bq·Bk) scratch per thread)
-// Not a public header: nothing here is part of the API (ops.hpp is).
+// The op, its glue and the kernel choice are in autograd/ops/attention.cpp
+// (attention_choice.hpp). Not a public header: nothing here is part of the API (ops.hpp is).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 
-#include "../blas.hpp"
-#include "../ops.hpp"
-#include "../thread_scratch.hpp"
+#include "blas.hpp"
+#include "thread_scratch.hpp"
 
 namespace tapegrad::detail {
 
@@ -97,10 +97,5 @@ FlashTiles flash_tiles();
 // Returns the previous sizes; not thread-safe (call between attention calls). {0, 0} restores
 // the defaults.
 FlashTiles set_flash_tiles_for_testing(FlashTiles tiles);
-
-// The kernel that runs: options.kernel, or for automatic the rule documented at
-// AttentionKernel (ops.hpp). Throws ValueError naming op when flash is forced with dropout.
-AttentionKernel select_attention_kernel(const char* op, const AttentionOptions& options, std::int64_t Tq,
-                                        std::int64_t Tk);
 
 }  // namespace tapegrad::detail

@@ -31,7 +31,7 @@ void gemm_with_bias(bool trans_a, bool trans_b, std::int64_t M, std::int64_t N, 
 //   automatic  each product on the library measured faster for its shape class, by a rule for
 //              AVX-512 kernels and one for AVX2 (AutoRule below): the default of a build with
 //              TAPEGRAD_WITH_DNNL (bench/README.md, "GEMM per shape");
-//   tapegrad   tapegrad's own AVX-512 kernel (autograd/blocked_sgemm.hpp) for the one-thread
+//   tapegrad   tapegrad's own AVX-512 kernel (blocked_sgemm.hpp) for the one-thread
 //              products of the classes where it was measured faster, OpenBLAS for the rest; the
 //              same bits as OpenBLAS's SkylakeX kernels (needs a build for AVX-512: TAPEGRAD_NATIVE
 //              on an AVX-512 CPU).

@@ -47,8 +47,8 @@ inline void prefetch_elements(const T* p, std::int64_t from, std::int64_t to) {
 // Asks for rows [r0, r1) of a matrix whose rows lie `ld` elements apart, `cols` elements of each.
 // For rows far apart (a head's rows in M's packed qkv lie 4.6 KB apart, each on another page):
 // the CPU's prefetcher follows a stream within a page, and does not fetch them. Used a block of
-// rows ahead by copy_rows (ops/small_gemm.hpp), transpose_into (ops/transpose.hpp) and the
-// materialized attention's prefetch_next_block (ops/attention_materialized.cpp).
+// rows ahead by copy_rows (small_gemm.hpp), transpose_into (transpose.hpp) and the
+// materialized attention's prefetch_next_block (attention_materialized.cpp).
 template <typename T>
 inline void prefetch_rows(const T* m, std::int64_t ld, std::int64_t r0, std::int64_t r1, std::int64_t cols) {
   for (std::int64_t r = r0; r < r1; ++r) prefetch_elements(m + r * ld, 0, cols);

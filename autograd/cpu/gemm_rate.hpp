@@ -14,7 +14,7 @@
 #include <cstdint>
 #include <string>
 
-#include "dtype.hpp"
+#include "../dtype.hpp"
 #include "gemm_census.hpp"
 
 namespace tapegrad {

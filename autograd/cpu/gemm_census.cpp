@@ -1,7 +1,7 @@
 // gemm_census.cpp — the census's counting and its guard.
 #include "gemm_census.hpp"
 
-#include "errors.hpp"
+#include "../errors.hpp"
 
 namespace tapegrad {
 

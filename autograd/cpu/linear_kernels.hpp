@@ -1,5 +1,6 @@
 // linear_kernels.hpp — the kernels of linear(), forward and backward, shared with the fused
-// feed-forward (gelu_mlp.cpp) so that both give the same bits.
+// feed-forward (ops/gelu_mlp.cpp) so that both give the same bits. Raw pointers: the ops
+// (ops/matmul.cpp, ops/gelu_mlp.cpp) check the shapes and call these.
 //
 //   forward:  out (N, F) = a (N, K) · Wᵀ + bias      W (F, K), all row-major
 //   backward: da (N, K) = dout (N, F) · W             (linear_grad_input)
@@ -11,7 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "../blas.hpp"
+#include "blas.hpp"
 
 namespace tapegrad {
 

@@ -22,8 +22,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "../streaming.hpp"
 #include "gemm_or_zero.hpp"
+#include "streaming.hpp"
 
 namespace tapegrad::detail {
 

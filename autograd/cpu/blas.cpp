@@ -18,12 +18,12 @@
 #include <mutex>
 #include <type_traits>
 
+#include "../env_switch.hpp"
+#include "../errors.hpp"
+#include "../profiler.hpp"
 #include "blocked_sgemm.hpp"
-#include "env_switch.hpp"
-#include "errors.hpp"
 #include "gemm_census.hpp"
 #include "parallel.hpp"
-#include "profiler.hpp"
 
 namespace tapegrad {
 

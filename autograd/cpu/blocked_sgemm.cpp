@@ -15,7 +15,7 @@
 #if defined(__AVX512F__)
 #include <immintrin.h>
 
-#include "ops/transpose.hpp"
+#include "transpose.hpp"
 #endif
 
 namespace tapegrad::detail {
@@ -128,7 +128,7 @@ void pack_rows(float* panel, const float* B, std::int64_t ldb, std::int64_t k0, 
 }
 
 // The same from B stored (N, K) (trans_b): the panel is a transpose, done a 16 × 16 tile at a
-// time in registers (ops/transpose.hpp), the k and column remainders one element at a time.
+// time in registers (transpose.hpp), the k and column remainders one element at a time.
 void pack_columns(float* panel, const float* B, std::int64_t ldb, std::int64_t k0, std::int64_t kc, std::int64_t j0,
                   int width) {
   std::int64_t k = 0;
