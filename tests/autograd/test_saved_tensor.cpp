@@ -155,7 +155,7 @@ TEST_CASE("gelu_mlp's backward writes over fc1's output only when the graph is n
   auto grads = [&](bool retain, int passes) {
     for (Tensor t : in) t.reset_grad();
     const Tensor y = gelu_mlp(in[0], in[1], in[2], in[3], in[4], "none");
-    for (int p = 0; p < passes; ++p) y.sum().backward(Tensor(), retain && p + 1 < passes);
+    for (int p = 0; p < passes; ++p) y.sum().backward(Tensor(), {.retain_graph = retain && p + 1 < passes});
     TensorList g;
     for (const Tensor& t : in) g.push_back(t.grad());
     return g;

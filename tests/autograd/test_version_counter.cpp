@@ -19,11 +19,27 @@ Tensor param(const Shape& shape, std::uint64_t seed) {
   return randn(shape, gen, DType::float64).requires_grad_();
 }
 
+// The message of the GraphError that f throws ("" when it throws none).
+template <typename F>
+std::string refusal(F&& f) {
+  try {
+    f();
+  } catch (const GraphError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // The message names the op, the tensor, and both versions, and says what to do.
-auto refused(const std::string& op, const std::string& which, int now, int expected) {
-  return Contains("backward of '" + op + "'") && Contains(which) &&
-         Contains("is at version " + std::to_string(now) + "; expected version " + std::to_string(expected)) &&
-         Contains("clone()") && Contains("optimizer");
+void check_refused(const std::string& message, const std::string& op, const std::string& which, int now,
+                   int expected) {
+  INFO(message);
+  CHECK(message.find("backward of '" + op + "'") != std::string::npos);
+  CHECK(message.find(which) != std::string::npos);
+  CHECK(message.find("is at version " + std::to_string(now) + "; expected version " + std::to_string(expected)) !=
+        std::string::npos);
+  CHECK(message.find("clone()") != std::string::npos);
+  CHECK(message.find("optimizer") != std::string::npos);
 }
 
 }  // namespace
@@ -46,7 +62,7 @@ TEST_CASE("version: a saved input written by copy_ is refused", "[version]") {
   NoGradGuard no_grad;  // the write itself is not part of the graph (an optimizer would do it so)
   w.detach().copy_(zeros({3, 4}, DType::float64));
   GradModeGuard grad_on(true);
-  REQUIRE_THROWS_WITH(loss.backward(), refused("matmul", "its input 1 (shape [3, 4])", 1, 0));
+  check_refused(refusal([&] { loss.backward(); }), "matmul", "its input 1 (shape [3, 4])", 1, 0);
   CHECK_FALSE(x.grad().defined());  // refused before any gradient moved
 }
 
@@ -55,14 +71,14 @@ TEST_CASE("version: a saved output written by fill_ is refused", "[version]") {
   Tensor y = exp(x);  // exp's backward reads its output: dx = dout · y
   Tensor loss = y.sum();
   y.detach().fill_(0.0);
-  REQUIRE_THROWS_WITH(loss.backward(), refused("exp", "its output (shape [4])", 1, 0));
+  check_refused(refusal([&] { loss.backward(); }), "exp", "its output (shape [4])", 1, 0);
 }
 
 TEST_CASE("version: a write through a view of a saved tensor is refused", "[version]") {
   Tensor x = param({2, 3}, 4), w = param({4, 3}, 5);
   Tensor loss = matmul(x, w.transpose(0, 1)).sum();
-  w.detach().narrow(0, 1, 1).fill_(7.0);  // one row of w, through another view of its storage
-  REQUIRE_THROWS_WITH(loss.backward(), refused("matmul", "its input 1", 1, 0));
+  narrow(w.detach(), 0, 1, 1).fill_(7.0);  // one row of w, through another view of its storage
+  check_refused(refusal([&] { loss.backward(); }), "matmul", "its input 1", 1, 0);
 }
 
 TEST_CASE("version: writes no backward depends on go through, as in PyTorch", "[version]") {
@@ -95,7 +111,7 @@ TEST_CASE("version: an optimizer step before the backward is refused", "[version
   layer.bias.set_grad(ones({2}));
   sgd.step();  // ... and counts the write of each one it steps
   CHECK(layer.weight.version() == before + 1);
-  REQUIRE_THROWS_WITH(loss.backward(), refused("linear", "its input 1 (shape [2, 3])", 1, 0));
+  check_refused(refusal([&] { loss.backward(); }), "linear", "its input 1 (shape [2, 3])", 1, 0);
 }
 
 // The classic GAN loop: the generator's loss goes through the discriminator, whose step runs
@@ -117,7 +133,7 @@ TEST_CASE("version: the GAN loop that steps D before G's backward is refused", "
     if (!step_d_first) opt_d.step();
     return G->weight.grad();
   };
-  REQUIRE_THROWS_WITH(run(true), refused("linear", "its input 1 (shape [1, 3])", 1, 0));
+  check_refused(refusal([&] { run(true); }), "linear", "its input 1 (shape [1, 3])", 1, 0);
   Tensor g = run(false);  // the fix: every backward first, then the steps
   CHECK(g.defined());
 }
