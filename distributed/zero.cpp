@@ -93,7 +93,7 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(optim::Optimizer& optimizer, co
   bool foreign_state = false;
   for (std::size_t i = 0; i < params_.size(); ++i)
     foreign_state = foreign_state || (owners_[i] != group.rank() && optimizer.param_state(params_[i].first).step > 0);
-  if (foreign_state) load_full_state(optimizer.state());
+  if (foreign_state) load_full_state(optimizer.state_dict());
 }
 
 std::size_t ZeroRedundancyOptimizer::index_of(const std::string& name, const char* who) const {
@@ -174,7 +174,7 @@ std::int64_t ZeroRedundancyOptimizer::total_state_bytes() const {
 // A shard on the wire: a text header, "<name> <step> <buffers>" per stepped parameter and
 // "<buffer> <numel>" per buffer, one a line, then each buffer's bytes as a message of its own
 // (received straight into its tensor). A buffer has its parameter's shape and dtype, as
-// Optimizer::load_state requires.
+// Optimizer::load_state_dict requires.
 void ZeroRedundancyOptimizer::send_shard(const optim::OptimizerState& mine) const {
   std::ostringstream header;
   for (const auto& [name, ps] : mine.params) {
@@ -226,7 +226,7 @@ void ZeroRedundancyOptimizer::receive_shard(int source, std::vector<std::pair<st
 }
 
 optim::OptimizerState ZeroRedundancyOptimizer::full_state() const {
-  optim::OptimizerState mine = optimizer_->state();
+  optim::OptimizerState mine = optimizer_->state_dict();
   if (group_->world_size() == 1) return mine;
   if (!group_->is_main()) {
     send_shard(mine);
@@ -234,7 +234,7 @@ optim::OptimizerState ZeroRedundancyOptimizer::full_state() const {
   }
   std::vector<std::pair<std::string, optim::ParamState>> all = std::move(mine.params);
   for (int r = 1; r < group_->world_size(); ++r) receive_shard(r, all);
-  // In group order, as Optimizer::state() lists them.
+  // In group order, as Optimizer::state_dict() lists them.
   mine.params.clear();
   for (const auto& [name, _] : params_)
     for (auto& entry : all)
@@ -248,11 +248,11 @@ void ZeroRedundancyOptimizer::load_full_state(const optim::OptimizerState& state
   mine.groups = state.groups;
   for (const auto& entry : state.params) {
     const auto it = std::find_if(params_.begin(), params_.end(), [&](const auto& p) { return p.first == entry.first; });
-    // An unknown name stays in, for load_state to report it.
+    // An unknown name stays in, for load_state_dict to report it.
     if (it == params_.end() || owners_[static_cast<std::size_t>(it - params_.begin())] == group_->rank())
       mine.params.push_back(entry);
   }
-  optimizer_->load_state(mine);
+  optimizer_->load_state_dict(mine);
 }
 
 }  // namespace tapegrad::distributed

@@ -79,12 +79,12 @@ class ZeroRedundancyOptimizer {
   // Parameter bytes each rank owns (index: rank).
   const std::vector<std::int64_t>& bytes_per_rank() const { return bytes_per_rank_; }
 
-  // The complete state on rank 0, as the unsharded optimizer's state() would be (its groups,
+  // The complete state on rank 0, as the unsharded optimizer's state_dict() would be (its groups,
   // their hyper-parameters, the stepped parameters in group order, each with its buffers).
   // The other ranks send their shards and get back their own state() only. Collective.
   optim::OptimizerState full_state() const;
   // Every rank calls it with the full state (from a checkpoint): keeps the entries of the
-  // parameters it owns and loads them with optimizer.load_state(), which checks them.
+  // parameters it owns and loads them with optimizer.load_state_dict(), which checks them.
   void load_full_state(const optim::OptimizerState& state);
 
  private:

@@ -32,10 +32,10 @@ double LRSchedule::lr_at(std::int64_t step, std::size_t group) const {
 
 bool LRSchedule::extend(std::int64_t, std::int64_t) { return false; }
 
-ScheduleState LRSchedule::state() const { return {name(), step_, base_lrs_, hyper_parameters()}; }
+ScheduleState LRSchedule::state_dict() const { return {name(), step_, base_lrs_, hyper_parameters()}; }
 
-void LRSchedule::load_state(const ScheduleState& state) {
-  const std::string who = "load_state: ";
+void LRSchedule::load_state_dict(const ScheduleState& state) {
+  const std::string who = "load_state_dict: ";
   if (state.schedule != name()) fail(who + "the state is from " + state.schedule + ", not " + name());
   if (state.base_lrs.size() != base_lrs_.size())
     fail(who + "the state has " + std::to_string(state.base_lrs.size()) + " base lrs, the optimizer " +

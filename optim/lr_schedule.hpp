@@ -72,10 +72,15 @@ class LRSchedule {
   double lr_at(std::int64_t step, std::size_t group = 0) const;
   const std::vector<double>& base_lrs() const { return base_lrs_; }
 
-  ScheduleState state() const;
+  // A snapshot: kind, step, base lrs and settings (torch.optim.lr_scheduler's state_dict()).
+  ScheduleState state_dict() const;
   // Restores base lrs and step (then applies it); the schedule's kind, settings and number of
   // groups must match.
-  void load_state(const ScheduleState& state);
+  void load_state_dict(const ScheduleState& state);
+
+  // The names before PyTorch's, kept for one release so that code using them still builds.
+  [[deprecated("use state_dict()")]] ScheduleState state() const { return state_dict(); }
+  [[deprecated("use load_state_dict()")]] void load_state(const ScheduleState& state) { load_state_dict(state); }
 
  protected:
   // Records the optimizer's current lrs as the base lrs. Each schedule's constructor ends

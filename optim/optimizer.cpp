@@ -109,7 +109,7 @@ const ParamState& Optimizer::param_state(const std::string& name) const {
   return states_[it->second.first][it->second.second];
 }
 
-OptimizerState Optimizer::state() const {
+OptimizerState Optimizer::state_dict() const {
   OptimizerState out;
   out.optimizer = name_;
   for (std::size_t g = 0; g < groups_.size(); ++g) {
@@ -145,8 +145,8 @@ std::vector<std::string> keys(const HyperParameters& hp) {
 
 }  // namespace
 
-void Optimizer::load_state(const OptimizerState& state) {
-  const std::string who = "load_state: ";
+void Optimizer::load_state_dict(const OptimizerState& state) {
+  const std::string who = "load_state_dict: ";
   if (state.optimizer != name_) fail(who + "the state is from " + state.optimizer + ", not " + name_);
   if (state.groups.size() != groups_.size())
     fail(who + "the state has " + std::to_string(state.groups.size()) + " groups, this optimizer " +

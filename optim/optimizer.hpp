@@ -32,7 +32,7 @@ namespace tapegrad::optim {
 using nn::NamedTensors;
 
 // A group's settings as (name, value) pairs in a fixed order, booleans as 0/1:
-// {{"lr", 1e-3}, {"beta1", 0.9}, ...}. What state() saves and load_state() restores.
+// {{"lr", 1e-3}, {"beta1", 0.9}, ...}. What state_dict() saves and load_state_dict() restores.
 using HyperParameters = std::vector<std::pair<std::string, double>>;
 
 // The value called name in hp; ValueError naming `who` when it is absent.
@@ -92,12 +92,17 @@ class Optimizer {
   // The state of one parameter by name (step 0, no buffers, before its first update).
   const ParamState& param_state(const std::string& name) const;
 
-  // A snapshot of the whole state: later steps do not change it.
-  OptimizerState state() const;
+  // A snapshot of the whole state: later steps do not change it. Named as PyTorch's
+  // optimizer.state_dict(), which holds the same things (param_groups and per-parameter state).
+  OptimizerState state_dict() const;
   // Restores a snapshot taken from an optimizer of the same kind over the same parameters
   // (names, order and shapes are checked). Hyper-parameters are restored too. All or nothing:
   // on error the optimizer is left as it was.
-  void load_state(const OptimizerState& state);
+  void load_state_dict(const OptimizerState& state);
+
+  // The names before PyTorch's, kept for one release so that code using them still builds.
+  [[deprecated("use state_dict()")]] OptimizerState state() const { return state_dict(); }
+  [[deprecated("use load_state_dict()")]] void load_state(const OptimizerState& state) { load_state_dict(state); }
 
  protected:
   // groups: each group's named parameters. Checks that every parameter is a defined,

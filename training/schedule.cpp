@@ -56,7 +56,7 @@ std::unique_ptr<optim::LRSchedule> schedule_from_state(optim::Optimizer& optimiz
   } else {
     throw ValueError("schedule_from_state: cannot build a schedule of kind " + state.schedule);
   }
-  schedule->load_state(state);
+  schedule->load_state_dict(state);
   return schedule;
 }
 

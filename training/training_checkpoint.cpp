@@ -84,7 +84,7 @@ void load_optimizer(const Checkpoint& c, optim::Optimizer& opt) {
             ps.buffers.emplace_back(key.substr(name.size() + 1), t.clone());
       s.params.emplace_back(name, std::move(ps));
     }
-  opt.load_state(s);
+  opt.load_state_dict(s);
 }
 
 void save_generator(Checkpoint& c, const std::string& name, const Generator& gen) {
@@ -114,9 +114,9 @@ Checkpoint make_training_checkpoint(const TrainingState& s) {
   for (const auto& [key, value] : s.model_config) c.set(key, value);
   c.section("model") = io::state_dict(*s.model);
   if (s.optimizer_state) save_optimizer(c, *s.optimizer_state);
-  else if (s.optimizer) save_optimizer(c, s.optimizer->state());
+  else if (s.optimizer) save_optimizer(c, s.optimizer->state_dict());
   if (s.schedule) {
-    const optim::ScheduleState ss = s.schedule->state();
+    const optim::ScheduleState ss = s.schedule->state_dict();
     c.set("schedule.kind", ss.schedule);
     c.set("schedule.step", ss.step);
     c.set("schedule.groups", static_cast<std::int64_t>(ss.base_lrs.size()));
@@ -158,7 +158,7 @@ void restore_training_checkpoint(const Checkpoint& c, TrainingState& s) {
   if (!model) throw FormatError("training checkpoint: no 'model' section");
   io::load_state_dict(*s.model, *model, /*strict=*/true);
   if (s.optimizer) load_optimizer(c, *s.optimizer);
-  if (s.schedule) s.schedule->load_state(schedule_state(c));
+  if (s.schedule) s.schedule->load_state_dict(schedule_state(c));
   for (auto& [name, gen] : s.generators) load_generator(c, name, *gen);
   if (s.ema) {
     const StateDict* averages = c.find_section("ema");

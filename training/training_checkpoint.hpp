@@ -41,10 +41,10 @@ using io::Metadata;
 struct TrainingState {
   nn::Module* model = nullptr;
   optim::Optimizer* optimizer = nullptr;    // optional
-  // When set, saved in place of optimizer->state(): a ZeRO-1 run (distributed/zero.hpp) holds
+  // When set, saved in place of optimizer->state_dict(): a ZeRO-1 run (distributed/zero.hpp) holds
   // a shard of the state on each rank and saves the full one its ranks gathered beforehand
   // (gathering is collective; rank 0 alone saves). The file is the same as a plain run's.
-  // Loading ignores it: optimizer->load_state gets the file's state.
+  // Loading ignores it: optimizer->load_state_dict gets the file's state.
   std::optional<optim::OptimizerState> optimizer_state;
   optim::LRSchedule* schedule = nullptr;    // optional
   optim::ExponentialMovingAverage* ema = nullptr;  // optional: saved, and restored (FormatError when the file has none)

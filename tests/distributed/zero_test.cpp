@@ -5,7 +5,7 @@
 //                              equal after every step; each rank holds the state of the
 //                              parameters it owns and no other (< 0.6 of the whole, the
 //                              ranks' sum == the whole); full_state() on rank 0 == the
-//                              unsharded optimizer's state(); a loaded full state resumes
+//                              unsharded optimizer's state_dict(); a loaded full state resumes
 //                              exactly; the partition of partition_by_size
 //
 // Why bitwise and not only 1e-12: every parameter gets the same arithmetic on the same
@@ -158,7 +158,7 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
   checks.expect(equal_to_plain && same_loss, group, name + ": ZeRO-1 == plain DDP, parameters and losses bitwise" + after);
 
   // Memory: this rank's moments are those of its own parameters, about 1/N of the whole.
-  const std::int64_t whole = optimizer_bytes(plain->state()), mine = zero.state_bytes();
+  const std::int64_t whole = optimizer_bytes(plain->state_dict()), mine = zero.state_bytes();
   const std::int64_t sum = zero.total_state_bytes();
   checks.expect(holds_own_states_only(zero, group), group, name + ": each rank holds the state of its own parameters only");
   char what[200];
@@ -169,18 +169,19 @@ void test_training(const distributed::ProcessGroup& group, Checks& checks, DType
 
   // The state gathered on rank 0 is the unsharded optimizer's, bit for bit.
   const optim::OptimizerState full = zero.full_state();
-  const std::string difference = group.is_main() ? state_difference(full, plain->state()) : "";
+  const std::string difference = group.is_main() ? state_difference(full, plain->state_dict()) : "";
   checks.expect(difference.empty(), group,
-                name + ": full_state() on rank 0 == the unsharded state()" + (difference.empty() ? "" : ": " + difference));
+                name + ": full_state() on rank 0 == the unsharded state_dict()" +
+                    (difference.empty() ? "" : ": " + difference));
 
   // Resume from the full state (what every rank reads from a checkpoint): the constructor
   // keeps this rank's part of a loaded state, load_full_state does the same later.
-  const optim::OptimizerState saved = plain->state();
+  const optim::OptimizerState saved = plain->state_dict();
   auto resumed_model = tiny_lm(100, dtype);
   io::load_state_dict(*resumed_model, io::state_dict(*plain_model), /*strict=*/true);
   distributed::DistributedDataParallel resumed_ddp(*resumed_model, group, buckets);
   const auto resumed = make_optimizer(*resumed_model, "adamw");
-  resumed->load_state(saved);
+  resumed->load_state_dict(saved);
   distributed::ZeroRedundancyOptimizer resumed_zero(*resumed, group);
   bool own_only = holds_own_states_only(resumed_zero, group);
   resumed_zero.load_full_state(saved);

@@ -124,7 +124,7 @@ TEST_CASE("schedule state round trip", "[optim][schedule][state]") {
   TwoGroups g;
   WarmupCosine s(g.opt, 10, 100, 0.1);
   s.apply(37);
-  const ScheduleState saved = s.state();
+  const ScheduleState saved = s.state_dict();
   CHECK(saved.schedule == "WarmupCosine");
   CHECK(saved.step == 37);
   CHECK(saved.base_lrs == std::vector<double>{0.1, 0.01});
@@ -132,7 +132,7 @@ TEST_CASE("schedule state round trip", "[optim][schedule][state]") {
   // A fresh run: the optimizer starts from its configured lrs, the schedule from step 0.
   TwoGroups fresh;
   WarmupCosine restored(fresh.opt, 10, 100, 0.1);
-  restored.load_state(saved);
+  restored.load_state_dict(saved);
   CHECK(restored.step() == 37);
   CHECK(fresh.opt.lr(0) == g.opt.lr(0));
   CHECK(fresh.opt.lr(1) == g.opt.lr(1));
@@ -144,19 +144,20 @@ TEST_CASE("schedule state round trip", "[optim][schedule][state]") {
     TwoGroups other;
     other.opt.set_lr(0, 0.7);
     WarmupCosine r(other.opt, 10, 100, 0.1);
-    r.load_state(saved);
+    r.load_state_dict(saved);
     CHECK(r.base_lrs() == saved.base_lrs);
     CHECK(other.opt.lr(0) == s.lr_at(37, 0));
   }
   SECTION("mismatches are named") {
     WarmupCosine other_total(fresh.opt, 10, 200, 0.1);
-    REQUIRE_THROWS_WITH(other_total.load_state(saved),
-                        Contains("WarmupCosine: load_state: the state has total_steps = 100, this schedule total_steps = 200"));
+    REQUIRE_THROWS_WITH(other_total.load_state_dict(saved),
+                        Contains("WarmupCosine: load_state_dict: the state has total_steps = 100, "
+                                 "this schedule total_steps = 200"));
     WarmupLinear linear(fresh.opt, 10, 100, 0.1);
-    REQUIRE_THROWS_WITH(linear.load_state(saved), Contains("the state is from WarmupCosine, not WarmupLinear"));
+    REQUIRE_THROWS_WITH(linear.load_state_dict(saved), Contains("the state is from WarmupCosine, not WarmupLinear"));
     ScheduleState s3 = saved;
     s3.base_lrs.push_back(1);
-    REQUIRE_THROWS_WITH(restored.load_state(s3), Contains("the state has 3 base lrs, the optimizer 2 groups"));
+    REQUIRE_THROWS_WITH(restored.load_state_dict(s3), Contains("the state has 3 base lrs, the optimizer 2 groups"));
   }
 }
 
@@ -196,7 +197,7 @@ TEST_CASE("extending a warmup-decay schedule re-plans the decay from the coming 
     // the steps before stay as they were planned
     CHECK(s->factor(5) == Approx(0.6).epsilon(1e-15));
     // the settings say so, and a schedule built from them continues identically
-    const ScheduleState saved = s->state();
+    const ScheduleState saved = s->state_dict();
     REQUIRE(saved.hyper_parameters.size() == 5);
     CHECK(saved.hyper_parameters[1] == std::pair<std::string, double>{"total_steps", 200.0});
     CHECK(saved.hyper_parameters[3] == std::pair<std::string, double>{"replan_step", 60.0});
@@ -204,9 +205,9 @@ TEST_CASE("extending a warmup-decay schedule re-plans the decay from the coming 
     std::unique_ptr<WarmupDecay> r;
     if (cosine) r = std::make_unique<WarmupCosine>(fresh.opt, 10, 200, 0.1);
     else r = std::make_unique<WarmupLinear>(fresh.opt, 10, 200, 0.1);
-    REQUIRE_THROWS_WITH(r->load_state(saved), Contains("the state's settings do not match"));
+    REQUIRE_THROWS_WITH(r->load_state_dict(saved), Contains("the state's settings do not match"));
     r->replan(60, f_from);
-    r->load_state(saved);
+    r->load_state_dict(saved);
     for (std::int64_t step : {0, 9, 60, 61, 120, 199}) CHECK(r->factor(step) == s->factor(step));
     // the end only grows
     REQUIRE_THROWS_WITH(s->extend(150, 160), Contains("extend: total_steps 150 must be above the planned 200"));

@@ -110,8 +110,8 @@ TEST_CASE("docs/optim.md: example 2 restores exactly", "[optim][docs]") {
 
   // What a checkpoint keeps: the parameters, the optimizer state, the schedule state.
   const Tensor weight = model->weight.detach().clone(), bias = model->bias.detach().clone();
-  const optim::OptimizerState opt_state = opt.state();          // momentum buffers, steps, settings
-  const optim::ScheduleState schedule_state = schedule.state();  // step 4, base lrs [0.1, 0.01]
+  const optim::OptimizerState opt_state = opt.state_dict();          // momentum buffers, steps, settings
+  const optim::ScheduleState schedule_state = schedule.state_dict();  // step 4, base lrs [0.1, 0.01]
 
   for (std::int64_t step = 5; step < 8; ++step) train_step(step);
   const std::vector<double> expected = model->weight.to_vector();
@@ -119,8 +119,8 @@ TEST_CASE("docs/optim.md: example 2 restores exactly", "[optim][docs]") {
   // Resume: parameters back, then the optimizer and the schedule.
   model->weight.copy_(weight);
   model->bias.copy_(bias);
-  opt.load_state(opt_state);
-  schedule.load_state(schedule_state);
+  opt.load_state_dict(opt_state);
+  schedule.load_state_dict(schedule_state);
   for (std::int64_t step = 5; step < 8; ++step) train_step(step);
   // model->weight.to_vector() == expected, bit for bit
   // END docs/optim.md example 2

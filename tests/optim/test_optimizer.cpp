@@ -139,7 +139,7 @@ TEST_CASE("state round trip: save, continue, restore into a fresh optimizer, con
     auto model = make_linear(5);
     auto opt = make(*model);
     run(*opt, *model, 3);
-    const OptimizerState saved = opt->state();
+    const OptimizerState saved = opt->state_dict();
     const auto saved_values = values_of(model->named_parameters());
     run(*opt, *model, k);
     const auto continued = values_of(model->named_parameters());
@@ -153,10 +153,10 @@ TEST_CASE("state round trip: save, continue, restore into a fresh optimizer, con
       p.copy_(Tensor::from_vector(saved_values[i], p.shape()));
     }
     auto fresh = make(*fresh_model);
-    fresh->load_state(saved);
+    fresh->load_state_dict(saved);
     run(*fresh, *fresh_model, k);
     CHECK(values_of(fresh_model->named_parameters()) == continued);  // bit for bit
-    const OptimizerState a = opt->state(), b = fresh->state();
+    const OptimizerState a = opt->state_dict(), b = fresh->state_dict();
     REQUIRE(a.params.size() == b.params.size());
     for (std::size_t i = 0; i < a.params.size(); ++i) {
       CHECK(a.params[i].second.step == b.params[i].second.step);
@@ -182,7 +182,7 @@ TEST_CASE("state round trip: save, continue, restore into a fresh optimizer, con
     backward_on(*model, data, 0, 16);
     opt.step();
     Adam other(make_linear()->named_parameters(), AdamOptions(0.5));
-    other.load_state(opt.state());
+    other.load_state_dict(opt.state_dict());
     CHECK(other.hyper_parameters(0) == opt.hyper_parameters(0));
     CHECK(other.options(0).betas().first == 0.8);
     CHECK(other.options(0).amsgrad());
@@ -191,35 +191,36 @@ TEST_CASE("state round trip: save, continue, restore into a fresh optimizer, con
   }
 }
 
-TEST_CASE("load_state refuses a state that does not fit, and changes nothing then", "[optim][state]") {
+TEST_CASE("load_state_dict refuses a state that does not fit, and changes nothing then", "[optim][state]") {
   const Regression data;
   auto model = make_linear();
   Adam opt(model->named_parameters(), AdamOptions(0.01));
   backward_on(*model, data, 0, 16);
   opt.step();
-  const OptimizerState good = opt.state();
+  const OptimizerState good = opt.state_dict();
   Adam target(make_linear()->named_parameters(), AdamOptions(0.02));
 
   SECTION("another optimizer") {
     SGD sgd(make_linear()->named_parameters(), SGDOptions(0.1));
-    REQUIRE_THROWS_WITH(sgd.load_state(good), Contains("SGD: load_state: the state is from Adam, not SGD"));
+    REQUIRE_THROWS_WITH(sgd.load_state_dict(good), Contains("SGD: load_state_dict: the state is from Adam, not SGD"));
     AdamW adamw(make_linear()->named_parameters(), AdamOptions(0.1));
-    REQUIRE_THROWS_WITH(adamw.load_state(good), Contains("the state is from Adam, not AdamW"));
+    REQUIRE_THROWS_WITH(adamw.load_state_dict(good), Contains("the state is from Adam, not AdamW"));
   }
   SECTION("other parameter names") {
     OptimizerState s = good;
     s.groups[0].params = {"weight", "b"};
-    REQUIRE_THROWS_WITH(target.load_state(s), Contains("group 0 holds [weight, b] in the state but [weight, bias] here"));
+    REQUIRE_THROWS_WITH(target.load_state_dict(s),
+                        Contains("group 0 holds [weight, b] in the state but [weight, bias] here"));
   }
   SECTION("another number of groups") {
     OptimizerState s = good;
     s.groups.push_back(s.groups[0]);
-    REQUIRE_THROWS_WITH(target.load_state(s), Contains("the state has 2 groups, this optimizer 1"));
+    REQUIRE_THROWS_WITH(target.load_state_dict(s), Contains("the state has 2 groups, this optimizer 1"));
   }
   SECTION("a missing hyper-parameter") {
     OptimizerState s = good;
     s.groups[0].hyper_parameters.pop_back();
-    REQUIRE_THROWS_WITH(target.load_state(s),
+    REQUIRE_THROWS_WITH(target.load_state_dict(s),
                         Contains("hyper-parameters are [lr, beta1, beta2, eps, weight_decay], expected "
                                  "[lr, beta1, beta2, eps, weight_decay, amsgrad]"));
   }
@@ -227,7 +228,7 @@ TEST_CASE("load_state refuses a state that does not fit, and changes nothing the
     OptimizerState s = good;
     s.groups[0].hyper_parameters[0].second = 0.5;  // would change lr if the load went through
     s.params[0].second.buffers[1].second = zeros({2, 3}, DType::float64);
-    REQUIRE_THROWS_WITH(target.load_state(s),
+    REQUIRE_THROWS_WITH(target.load_state_dict(s),
                         Contains("'weight' buffer 'exp_avg_sq' is [2, 3] float64, the parameter is [1, 3] float64"));
     CHECK(target.lr(0) == 0.02);
     CHECK(target.param_state("weight").step == 0);
@@ -235,20 +236,20 @@ TEST_CASE("load_state refuses a state that does not fit, and changes nothing the
   SECTION("missing buffers (amsgrad needs max_exp_avg_sq)") {
     OptimizerState s = good;
     s.groups[0].hyper_parameters[5].second = 1;  // amsgrad
-    REQUIRE_THROWS_WITH(target.load_state(s),
+    REQUIRE_THROWS_WITH(target.load_state_dict(s),
                         Contains("'weight' has buffers [exp_avg, exp_avg_sq], expected [exp_avg, exp_avg_sq, max_exp_avg_sq]"));
     CHECK_FALSE(target.options(0).amsgrad());
   }
   SECTION("an unknown parameter, a bad step, a bad value") {
     OptimizerState s = good;
     s.params[0].first = "nope";
-    REQUIRE_THROWS_WITH(target.load_state(s), Contains("an entry for 'nope', which is not a parameter here"));
+    REQUIRE_THROWS_WITH(target.load_state_dict(s), Contains("an entry for 'nope', which is not a parameter here"));
     s = good;
     s.params[0].second.step = 0;
-    REQUIRE_THROWS_WITH(target.load_state(s), Contains("'weight' has step 0 (must be >= 1)"));
+    REQUIRE_THROWS_WITH(target.load_state_dict(s), Contains("'weight' has step 0 (must be >= 1)"));
     s = good;
     s.groups[0].hyper_parameters[1].second = 1.5;  // beta1
-    REQUIRE_THROWS_WITH(target.load_state(s), Contains("Adam: invalid beta1 1.5 (must be in [0, 1))"));
+    REQUIRE_THROWS_WITH(target.load_state_dict(s), Contains("Adam: invalid beta1 1.5 (must be in [0, 1))"));
   }
 }
 

@@ -51,13 +51,13 @@ TEST_CASE("a schedule rebuilt from its saved state continues exactly, whatever i
     INFO(s->name());
     s->apply(42);
     OneGroup fresh;
-    const auto rebuilt = training::schedule_from_state(fresh.opt, s->state());
+    const auto rebuilt = training::schedule_from_state(fresh.opt, s->state_dict());
     CHECK(rebuilt->name() == s->name());
     CHECK(rebuilt->step() == 42);
     CHECK(fresh.opt.lr(0) == g.opt.lr(0));
     for (std::int64_t step : {0, 5, 42, 69, 70, 71, 99, 150, 399}) CHECK(rebuilt->factor(step) == s->factor(step));
   }
-  optim::ScheduleState unknown = schedules[0]->state();
+  optim::ScheduleState unknown = schedules[0]->state_dict();
   unknown.schedule = "Cyclic";
   REQUIRE_THROWS_WITH(training::schedule_from_state(g.opt, unknown), Contains("cannot build a schedule of kind Cyclic"));
 }
