@@ -128,7 +128,10 @@ Tensor pending_sum_to_add_into(const std::unordered_map<Node*, Tensor>& grads, N
 class BackwardPass {
  public:
   BackwardPass(Capture* capture, bool retain_graph, bool create_graph)
-      : capture_(capture), retain_graph_(retain_graph), create_graph_(create_graph) {
+      : capture_(capture),
+        retain_graph_(retain_graph),
+        create_graph_(create_graph),
+        prune_(capture && !capture->fill_other_leaves) {
     // Leaves this pass does not capture itself: a recomputation inside a grad() hands them to
     // that grad()'s capture; inside a backward() (or alone) it fills their .grad().
     const bool recomputation = capture && capture->fill_other_leaves;
@@ -160,7 +163,6 @@ class BackwardPass {
   // Before the walk: grad() runs only the nodes on a path to what it asks for; leaves with
   // hooks learn how many contributions to wait for (hook_runner.hpp).
   void plan(const std::vector<Node*>& order) {
-    prune_ = capture_ && !capture_->fill_other_leaves;
     if (prune_) needed_ = detail::nodes_leading_to(order, *capture_);
     std::vector<Node*> feeding_leaves;  // the nodes whose leaf edges this pass serves
     if (fills_leaves_)
@@ -271,7 +273,7 @@ class BackwardPass {
   bool fills_leaves_ = true;
   bool retain_graph_;
   bool create_graph_;
-  bool prune_ = false;
+  const bool prune_;  // grad(): only the nodes on a path to what it asks for run
   EnclosingPass this_pass_{nullptr};
   const EnclosingPass* previous_ = enclosing_pass;
   std::unordered_map<Node*, Tensor> grads_;  // the sum of the gradients received by each node's output
@@ -311,7 +313,7 @@ void detail::run_pass(const TensorList& roots, const TensorList& seeds, bool ret
 }
 
 void run_backward(const Tensor& root, const Tensor& grad, const BackwardOptions& options) {
-  const bool retain_graph = options.retain_graph.value_or(options.create_graph) || options.create_graph;
+  const bool retain_graph = options.create_graph || options.retain_graph.value_or(false);  // create_graph keeps it
   detail::run_pass({root}, {detail::seed_for(root, grad, "backward")}, retain_graph, options.create_graph, nullptr);
 }
 

@@ -89,6 +89,16 @@ fs::path include_target(const std::string& line, const fs::path& file, const fs:
   return target.lexically_normal().lexically_relative(root);
 }
 
+// Every include of a project file in `file`: its line number and target, relative to root.
+std::vector<std::pair<int, fs::path>> project_includes(const fs::path& file, const fs::path& root) {
+  std::vector<std::pair<int, fs::path>> found;
+  std::ifstream in(file);
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number)
+    if (fs::path target = include_target(line, file, root); !target.empty()) found.emplace_back(number, target);
+  return found;
+}
+
 // "file:line includes target (layer X may include only ...)" for every include, in the
 // layers' folders under root, of a file outside the includer's own and allowed folders.
 std::vector<std::string> upward_includes(const fs::path& root) {
@@ -96,11 +106,7 @@ std::vector<std::string> upward_includes(const fs::path& root) {
   for (const auto& [layer, lower] : kLayers) {
     if (!fs::is_directory(root / layer)) continue;
     for (const fs::path& file : cpp_files_under(root / layer)) {
-      std::ifstream in(file);
-      std::string line;
-      for (int number = 1; std::getline(in, line); ++number) {
-        const fs::path target = include_target(line, file, root);
-        if (target.empty()) continue;
+      for (const auto& [number, target] : project_includes(file, root)) {
         // A root file (tapegrad.hpp, the umbrella) has no folder: no layer may include it.
         const std::string folder = std::next(target.begin()) == target.end() ? "" : target.begin()->string();
         if (folder == layer || std::find(lower.begin(), lower.end(), folder) != lower.end()) continue;
@@ -120,11 +126,8 @@ std::vector<std::string> kernel_includes_outside(const fs::path& root) {
   std::string allowed;
   for (const auto& [header, _] : kKernelMayInclude) allowed += ", " + header;
   for (const fs::path& file : cpp_files_under(root / kKernelFolder)) {
-    std::ifstream in(file);
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      const fs::path target = include_target(line, file, root);
-      if (target.empty() || kKernelMayInclude.count(target.generic_string())) continue;
+    for (const auto& [number, target] : project_includes(file, root)) {
+      if (kKernelMayInclude.count(target.generic_string())) continue;
       const std::string folder = target.parent_path().generic_string();
       if (folder == kKernelFolder || folder.rfind(kKernelFolder + "/", 0) == 0) continue;
       found.push_back(file.lexically_relative(root).generic_string() + ":" + std::to_string(number) +
@@ -141,11 +144,8 @@ std::vector<std::string> kernel_includes_outside(const fs::path& root) {
 std::vector<std::string> kernel_headers_not_standalone(const fs::path& root) {
   std::vector<std::string> found;
   for (const auto& [header, _] : kKernelMayInclude) {
-    std::ifstream in(root / header);
-    std::string line;
-    for (int number = 1; std::getline(in, line); ++number) {
-      const fs::path target = include_target(line, root / header, root);
-      if (target.empty() || kKernelMayInclude.count(target.generic_string())) continue;
+    for (const auto& [number, target] : project_includes(root / header, root)) {
+      if (kKernelMayInclude.count(target.generic_string())) continue;
       found.push_back(header + ":" + std::to_string(number) + " includes " + target.generic_string() +
                       " (a header " + kKernelFolder + "/ may include must include nothing of the project "
                       "beyond kKernelMayInclude)");

@@ -26,6 +26,7 @@ namespace fs = std::filesystem;
 using tapegrad::testing::kDocsDir;
 using tapegrad::testing::kRepoRoot;
 using tapegrad::testing::read_text;
+using tapegrad::testing::trim;
 
 namespace {
 
@@ -33,12 +34,6 @@ struct CodeBlock {
   std::size_t line = 0;  // of the opening fence, 1-based
   std::string text;
 };
-
-std::string trim(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r");
-  if (first == std::string::npos) return "";
-  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
-}
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -22,6 +22,7 @@ namespace fs = std::filesystem;
 using tapegrad::testing::kDocsDir;
 using tapegrad::testing::kRepoRoot;
 using tapegrad::testing::read_text;
+using tapegrad::testing::trim;
 
 namespace {
 
@@ -39,11 +40,6 @@ std::string section(const std::string& page, const std::string& heading) {
     if (hashes <= level.size() && page[end + 1 + hashes] == ' ') return page.substr(start, end - start);
     ++end;
   }
-}
-
-std::string trim(const std::string& s) {
-  const std::size_t first = s.find_first_not_of(" \t");
-  return first == std::string::npos ? "" : s.substr(first, s.find_last_not_of(" \t") - first + 1);
 }
 
 std::vector<std::string> cells(const std::string& row) {

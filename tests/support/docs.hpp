@@ -25,6 +25,13 @@ inline std::string read_text(const std::string& path) {
   return ss.str();
 }
 
+// s without its leading and trailing blanks (spaces, tabs, a CR).
+inline std::string trim(const std::string& s) {
+  const auto first = s.find_first_not_of(" \t\r");
+  if (first == std::string::npos) return "";
+  return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
+}
+
 // All ```cpp blocks of a markdown page, in order, without their fences.
 inline std::vector<std::string> cpp_blocks(const std::string& markdown) {
   std::vector<std::string> blocks;
