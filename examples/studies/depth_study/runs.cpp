@@ -102,6 +102,14 @@ double l2(const Tensor& t) {
   return std::sqrt(s);
 }
 
+// ‖(∇p for p in params)‖₂ over the gradients that are set.
+double grad_norm_of(const std::vector<Tensor>& params) {
+  double s = 0;
+  for (const Tensor& p : params)
+    if (p.grad().defined()) s += std::pow(l2(p.grad()), 2);
+  return std::sqrt(s);
+}
+
 // The model's own forward, watched by hooks: a forward pre-hook on the first block keeps h₀
 // (the embeddings' output) and adds a zero leaf `probe` to it — h₀ + 0 changes nothing, and
 // probe.grad() is then ∂loss/∂h₀ — and forward hooks keep each block's output.
@@ -181,13 +189,18 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
   auto optimizer = study::make_optimizer(model, o);
   auto schedule = training::make_schedule(*optimizer, o.schedule_settings());
   const nn::NamedTensors params = model.named_parameters();
+  std::vector<Tensor> norm_params;  // every γ and β of the norm layers (names with "norm")
+  for (const auto& [name, p] : params)
+    if (name.find("norm") != std::string::npos) norm_params.push_back(p);
   Generator batches(o.batch_seed);
+  double step_seconds = 0;
   TrainResult r;
   // The plateau is averaged over the steps final_loss averages, the last tenth: only those
   // steps compute it (an interrupted run is discarded, so it never needs the others).
   const std::int64_t last_tenth = std::max<std::int64_t>(1, o.steps / 10);
   std::vector<double> plateau;  // per step of the last tenth
   for (std::int64_t step = 0; step < o.steps; ++step) {
+    const auto step_start = std::chrono::steady_clock::now();
     schedule->apply(step);
     const data::Batch batch = data.stream->sample_batch(data::Split::train, o.batch, o.seq_len, batches);
     const Tensor logits = model.forward(batch.inputs);
@@ -196,7 +209,13 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
     r.loss.push_back(l);
     if (data.unigram && step >= o.steps - last_tenth) plateau.push_back(data.unigram->cross_entropy(batch.targets.to_vector<std::int64_t>()));
     r.lr.push_back(optimizer->lr(0));
-    if (!std::isfinite(l) || !training::update(*optimizer, loss, params, o.clip).ok()) {
+    double norm_grad = NAN;
+    const training::UpdateResult u =
+        std::isfinite(l) ? training::update(*optimizer, loss, params, o.clip, [&] { norm_grad = grad_norm_of(norm_params); })
+                         : training::UpdateResult{NAN, l, "loss", ""};
+    if (std::isfinite(l)) r.grad_norm.push_back(u.grad_norm), r.norm_grad_norm.push_back(norm_grad);
+    step_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+    if (!u.ok()) {
       r.status = "non-finite";  // a NaN or Inf loss or gradient: no step is taken
       break;
     }
@@ -217,6 +236,7 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
     r.final_loss = r.val_loss = NAN;
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.step_seconds = step_seconds;
   return r;
 }
 

@@ -100,7 +100,12 @@ struct TrainResult {
   // loss is below it has learned to use the context. NaN without Data::unigram.
   double plateau = NAN;
   double val_loss = 0;      // mean cross-entropy on the validation batches after training
-  double seconds = 0;
+  // [s] = the gradient norms of step s + 1, before clipping: over every parameter, and over
+  // the norm layers' parameters only (every γ and β, the printout the seed article reads:
+  // claim 11). Empty for a step that never reached its backward.
+  std::vector<double> grad_norm, norm_grad_norm;
+  double seconds = 0;       // the whole run: building the optimizer, the steps, the validation
+  double step_seconds = 0;  // of which the training steps (batch, forward, backward, update)
   bool interrupted = false;
 };
 // after_step(step, loss) is called after each step; it returns false to stop (Ctrl-C).

@@ -122,6 +122,7 @@ Results run_stages(Settings& s, const std::string& command) {
       TrainedRecord r;
       r.stage = stage, r.variant = &variant_from_name(name), r.depth = depth, r.lr = lr, r.setup = setup, r.seed = seed;
       r.task = task;
+      r.steps = s.train.steps;
       auto model = build_model(*r.variant, r.depth, r.setup, s.shape, V, r.seed);
       if (s.checkpoint_from > 0 && r.depth >= s.checkpoint_from) model->set_activation_checkpointing(true);
       TrainOptions o = s.train;

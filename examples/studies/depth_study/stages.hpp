@@ -41,9 +41,10 @@ struct ProfileRecord {
 
 // grid, lr and setups: one trained run.
 struct TrainedRecord {
-  std::string stage;  // "grid", "lr" or "setups"
+  std::string stage;  // "grid", "lr", "setups" or "budget"
   const Variant* variant = nullptr;
   std::int64_t depth = 0;
+  std::int64_t steps = 0;  // training steps (the budget stage varies them)
   double lr = 0;
   Setup setup;
   std::uint64_t seed = 0;
@@ -57,6 +58,7 @@ struct TrainedRecord {
   bool measured_after = false;
   Snapshot after;
   std::vector<double> skip_losses;
+  double measure_seconds = 0;  // building the model and the measurements after training
   std::size_t task = 0;
 };
 

@@ -49,7 +49,8 @@ void serialize(Archive& a, Setup& s) {
 }
 template <class Archive>
 void serialize(Archive& a, TrainResult& r) {
-  a(r.loss, r.lr, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss, r.seconds, r.interrupted);
+  a(r.loss, r.lr, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss, r.grad_norm, r.norm_grad_norm, r.seconds,
+    r.step_seconds, r.interrupted);
 }
 template <class Archive>
 void serialize(Archive& a, TranslateRecord& r) {
@@ -83,7 +84,8 @@ void save_results(const std::string& path, const Results& r) {
     a(static_cast<std::uint64_t>(r.trained.size()));
     for (TrainedRecord t : r.trained) {
       a(t.stage), save_variant(a, t.variant);
-      a(t.depth, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.task);
+      a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.measure_seconds,
+        t.task);
     }
     a(r.translate);
   }
@@ -109,7 +111,8 @@ Results load_results(const std::string& path) {
     TrainedRecord t;
     a(t.stage);
     t.variant = load_variant(a);
-    a(t.depth, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.task);
+    a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.measure_seconds,
+        t.task);
     r.trained.push_back(std::move(t));
   }
   a(r.translate);
