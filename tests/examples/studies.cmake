@@ -6,8 +6,9 @@
 # CSV columns, finite numbers outside diverged runs, Pre-LN's loss fell) and prints the last
 # line only when all of it holds. (The plan line's ';' are matched by '.': a ';' would split the
 # expression into three, and any one of them matching, the plan line alone, would pass the test.)
+# --restart: a study resumes from the records in --out (records.hpp), and a test must run it.
 tapegrad_add_test(NAME examples.depth_study_smoke
-  COMMAND depth_study --smoke --check --out ${CMAKE_BINARY_DIR}/examples/depth_study_test)
+  COMMAND depth_study --smoke --restart --check --out ${CMAKE_BINARY_DIR}/examples/depth_study_test)
 set_tests_properties(examples.depth_study_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "plan: 2 seed\\(s\\). profile 4 x 2 depths at init. grid 5 placements x 2 depths x 1 lrs \\(\\+1 x depths 6\\).*depth_study: all checks passed \\([0-9]+ files"
   FIXTURES_SETUP depth_study_smoke_out)
@@ -21,17 +22,34 @@ set_tests_properties(examples.report_html_render PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out SKIP_RETURN_CODE 77 TIMEOUT 180)
 # --jobs 2: the same smoke plan in two worker processes gives the same records, in the same
 # order, as the one-process run above (only the seconds columns differ).
+set(same_records ${CMAKE_CURRENT_LIST_DIR}/depth_study_same_records.sh)
 tapegrad_add_test(NAME examples.depth_study_jobs_match
-  COMMAND bash -c "\"$0\" --smoke --jobs 2 --out \"$1/depth_study_jobs_test\" > /dev/null &&
-    cmp \"$1/depth_study_test/profile.csv\" \"$1/depth_study_jobs_test/profile.csv\" &&
-    cmp \"$1/depth_study_test/skip.csv\" \"$1/depth_study_jobs_test/skip.csv\" &&
-    diff <(cut -d, -f1-14 \"$1/depth_study_test/runs.csv\") <(cut -d, -f1-14 \"$1/depth_study_jobs_test/runs.csv\") &&
-    diff <(cut -d, -f1-7 \"$1/depth_study_test/translate.csv\") <(cut -d, -f1-7 \"$1/depth_study_jobs_test/translate.csv\") &&
-    echo 'depth_study --jobs 2: same records as one process'"
-    $<TARGET_FILE:depth_study> ${CMAKE_BINARY_DIR}/examples)
+  COMMAND bash -c "\"$0\" --smoke --restart --jobs 2 --out \"$1/depth_study_jobs_test\" > /dev/null &&
+    bash \"$2\" \"$1/depth_study_test\" \"$1/depth_study_jobs_test\" && echo 'depth_study --jobs 2: same records as one process'"
+    $<TARGET_FILE:depth_study> ${CMAKE_BINARY_DIR}/examples ${same_records})
 set_tests_properties(examples.depth_study_jobs_match PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "same records as one process")
-# A malformed --setups entry is refused, naming the part that is wrong.
+# Stopped part-way (kill -9) or with records lost, the same command resumes and ends with the
+# records of the straight run.
+tapegrad_add_test(NAME examples.depth_study_resume
+  COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/depth_study_resume.sh $<TARGET_FILE:depth_study>
+          ${CMAKE_BINARY_DIR}/examples/depth_study_resume_test ${CMAKE_BINARY_DIR}/examples/depth_study_test)
+set_tests_properties(examples.depth_study_resume PROPERTIES
+  FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "same records as the straight run" TIMEOUT 300)
+# Under mpirun, 2 ranks (each with 2 worker processes) give the records of one process.
+if(TARGET tapegrad_distributed AND MPIEXEC_EXECUTABLE)
+  tapegrad_mpirun(mpirun_2 2)
+  string(JOIN " " mpirun_2_text ${mpirun_2})
+  tapegrad_add_test(NAME examples.depth_study_mpi_match
+    COMMAND bash -c "${mpirun_2_text} \"$0\" --smoke --restart --jobs 2 --out \"$1/depth_study_mpi_test\" > /dev/null &&
+      bash \"$2\" \"$1/depth_study_test\" \"$1/depth_study_mpi_test\" && echo 'depth_study on 2 ranks: same records as one process'"
+      $<TARGET_FILE:depth_study> ${CMAKE_BINARY_DIR}/examples ${same_records})
+  set_tests_properties(examples.depth_study_mpi_match PROPERTIES
+    FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "same records as one process"
+    FAIL_REGULAR_EXPRESSION "${TAPEGRAD_MPI_FAILURE_REGEX}")
+  tapegrad_mpi_tests(examples.depth_study_mpi_match)
+endif()
+
 tapegrad_add_test(NAME examples.depth_study_rejects_setup REFUSAL COMMAND depth_study --smoke --setups tied:gpt2:15,tide:xavier:0)
 set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
   PASS_REGULAR_EXPRESSION "setup 'tide:xavier:0': the head is tied or untied, not 'tide'")

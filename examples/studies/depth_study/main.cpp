@@ -23,7 +23,7 @@
 #include "common/study.hpp"
 #include "check.hpp"
 #include "outputs.hpp"
-#include "workers.hpp"
+#include "ranks.hpp"
 #include "../../cli_checks.hpp"
 
 using namespace tapegrad;
@@ -199,8 +199,10 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option_function<std::string>("--torch", [&](const std::string& v) { s.torch = v == "on"; },
                                         "on: run the PyTorch twin (the default; skipped with a note when torch is missing), or off")
       ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--jobs", s.jobs, "worker processes of one thread each that share the runs (0: one per core)")
+  app.add_option("--jobs", s.jobs, "worker processes of one thread each that share the runs (0: one per core; under "
+                                   "mpirun, the cores of a machine shared by its ranks)")
       ->check(cli::range(0, 64));
+  app.add_flag("--restart", s.restart, "discard the records of earlier runs in --out/records instead of resuming from them");
   app.add_option("--worker", s.worker, "(internal) run share i of the plan")->group("");
   app.add_option("--worker-file", s.worker_file, "(internal) where a worker saves its records")->group("");
   app.add_flag("--full", s.full, "the complete study: d_model 64, 300 steps, every placement at depths up to 128 and 3 lrs, 5 seeds");
@@ -212,7 +214,7 @@ void add_options(CLI::App& app, Settings& s) {
 // Settles the settings that follow from others; throws on those that cannot run.
 void validate(Settings& s, const CLI::App& app) {
   if (s.full) apply_full_sizes(s, app);
-  if (s.jobs == 0) s.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (s.jobs == 0) s.jobs = std::max(1u, std::thread::hardware_concurrency() / std::max(1u, ranks_on_this_machine()));
   if (s.worker >= s.jobs) throw ValueError("--worker " + std::to_string(s.worker) + " of --jobs " + std::to_string(s.jobs));
   s.setup.warmup = s.train.warmup;
   for (auto* list : {&s.profile_depths, &s.depths, &s.deep_depths, &s.translate_layers}) std::erase(*list, 0);  // '' reads as 0
@@ -227,11 +229,21 @@ void validate(Settings& s, const CLI::App& app) {
 study::CheckResult run_study(Settings& s, const std::string& invoked) {
   s.threads = get_num_threads();
   const std::string command = full_command(s);
-  if (s.worker >= 0) {  // one share of a parent's plan: its records, for the parent
-    save_results(s.worker_file, run_stages(s, command));
+  if (s.worker >= 0) {  // one share of a parent's plan: its runs go into the records folder
+    run_stages(s, command, Ranks::one());
     return {};
   }
-  Results results = run_stages(s, command);
+  const Ranks ranks;
+  Results results;
+  try {
+    results = run_stages(s, command, ranks);
+  } catch (const std::exception& e) {
+    if (ranks.world() == 1) throw;
+    // The other ranks wait in a collective for this one: end them all, after saying why.
+    std::fprintf(stderr, "depth_study: rank %d: error: %s\n", ranks.rank(), e.what());
+    ranks.abort();
+  }
+  if (!ranks.lead()) return {};
   results.info.invoked = invoked;
   const std::vector<std::string> written = write_outputs(s.out, s, results);
   std::printf("wrote %zu files into %s: report.html, report.md, CSV files and SVG charts\n", written.size(), s.out.c_str());

@@ -84,7 +84,8 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   bool full = false;
   // worker processes (workers.hpp): --jobs N runs the plan in N processes of one thread each;
   // a worker is started with --worker i --worker-file F
-  std::int64_t jobs = 0;  // 0: one per core (1 under --smoke)
+  std::int64_t jobs = 0;  // 0: one per core, shared by the mpirun ranks on the machine (1 under --smoke)
+  bool restart = false;   // discard the records of earlier runs in --out/records (records.hpp)
   std::int64_t worker = -1;
   std::string worker_file;
   std::vector<std::string> argv;  // the command line, for the workers

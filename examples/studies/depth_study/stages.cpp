@@ -3,6 +3,7 @@
 #include "stages.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <cstdio>
@@ -11,6 +12,7 @@
 #include <memory>
 
 #include "common/study.hpp"
+#include "plan.hpp"
 #include "translate/run.hpp"
 #include "workers.hpp"
 
@@ -24,8 +26,26 @@ std::atomic<bool> interrupted{false};
 extern "C" void on_sigint(int) { interrupted = true; }
 
 void stop_if_interrupted(const Settings& s) {
-  if (interrupted)
-    throw study::Interrupted("interrupted: nothing written (files of earlier runs in " + s.out + " are untouched)");
+  if (interrupted) throw study::Interrupted(interrupted_message(s));
+}
+
+// "%.17g": a key that tells every double apart.
+std::string exact(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.17g", v);
+  return text;
+}
+
+// What every LM run shares (records.hpp's shared key): a run recorded under other settings is
+// another run.
+std::string shared_key(const Settings& s) {
+  const TrainOptions& t = s.train;
+  return "data " + (s.data.empty() ? std::string("default") : s.data) + " tokenizer " + s.tokenizer +
+         (s.tokenizer == "bpe" ? " " + std::to_string(s.bpe_vocab) : "") + " d_model " + std::to_string(s.shape.d_model) +
+         " heads " + std::to_string(s.shape.heads) + " seq_len " + std::to_string(s.shape.seq_len) + " batch " +
+         std::to_string(t.batch) + " " + t.optimizer + " wd " + exact(t.weight_decay) + " beta2 " + exact(t.beta2) + " " +
+         t.schedule + " min_lr " + exact(t.min_lr_ratio) + " clip " + exact(t.clip) + " probe " + std::to_string(s.probe_batch) +
+         " eval " + std::to_string(s.eval_batches) + " margin " + exact(s.plateau_margin);
 }
 
 // What a model that ignores the context reaches (training::Unigram): the plateau.
@@ -48,12 +68,17 @@ struct Planner {
 
 }  // namespace
 
+std::string interrupted_message(const Settings& s) {
+  return "interrupted: the runs that finished are recorded in " + s.out +
+         "/records, and the same command resumes from there; no report written";
+}
+
 std::string outcome_of(const TrainResult& r, double margin) {
   if (r.status == "non-finite") return "diverged";
   return r.final_loss < r.plateau - margin ? "trains" : "plateau";
 }
 
-Results run_stages(Settings& s, const std::string& command) {
+Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) {
   std::signal(SIGINT, on_sigint);
   Results res;
   SetupInfo& info = res.info;
@@ -78,17 +103,19 @@ Results run_stages(Settings& s, const std::string& command) {
   info.train_tokens = stream.size(data::Split::train);
   info.val_tokens = stream.size(data::Split::val);
   unigram_baselines(stream, data, info);
-  if (s.worker < 0)
+  if (s.worker < 0 && ranks.lead())
     std::printf("data: %s; %s tokenizer, %lld tokens; %lld train / %lld val tokens; unigram cross-entropy %.4f (train), "
               "%.4f (validation batches) nats/token\n",
               info.data.c_str(), info.tokenizer.c_str(), static_cast<long long>(V), static_cast<long long>(info.train_tokens),
               static_cast<long long>(info.val_tokens), info.unigram_train, info.unigram_validation);
-  if (s.worker < 0) std::printf("rerun with: %s\n", info.command.c_str());
+  if (s.worker < 0 && ranks.lead()) std::printf("rerun with: %s\n", info.command.c_str());
 
   const Planner plan{s};
   // ---- the plan: every run as a task with its cost (block-steps), in the report's order
   std::vector<Task> tasks;
-  auto add = [&](double cost, std::function<void(training::Progress&)> run) { tasks.push_back({cost, std::move(run)}); };
+  auto add = [&](const std::string& key, double cost, std::function<void(training::Progress&, Results&)> run) {
+    tasks.push_back({key, cost, std::move(run)});
+  };
 
   // profile: at initialization only, under --init, then the other inits side by side
   auto profile = [&](const std::string& init, const std::vector<std::string>& placements) {
@@ -97,8 +124,10 @@ Results run_stages(Settings& s, const std::string& command) {
     for (std::uint64_t seed : s.seeds)
       for (std::int64_t depth : s.profile_depths)
         for (const std::string& name : placements)
-          add(static_cast<double>(depth) * plan.probe_cost(), [&, setup, init, name, depth, seed, task = tasks.size()](
-                                                                   training::Progress& progress) {
+          add("profile " + name + " L=" + std::to_string(depth) + " init " + init + " head " + (setup.tied_head ? "tied" : "untied") +
+                  " seed " + std::to_string(seed),
+              static_cast<double>(depth) * plan.probe_cost(),
+              [&, setup, init, name, depth, seed, task = tasks.size()](training::Progress& progress, Results& out) {
             stop_if_interrupted(s);
             ProfileRecord r{init, &variant_from_name(name), depth, seed, {}, task};
             auto model = build_model(*r.variant, depth, setup, s.shape, V, seed);
@@ -106,7 +135,7 @@ Results run_stages(Settings& s, const std::string& command) {
             progress.done += static_cast<double>(depth) * plan.probe_cost();
             progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " init " + init + " seed " +
                           std::to_string(seed));
-            res.profile.push_back(std::move(r));
+            out.profile.push_back(std::move(r));
           });
   };
   profile(s.setup.init, s.profile_placements);
@@ -115,17 +144,24 @@ Results run_stages(Settings& s, const std::string& command) {
 
   // the trained stages
   auto train_one = [&](const std::string& stage, const std::string& name, std::int64_t depth, double lr, const Setup& setup,
-                       std::uint64_t seed) {
-    add(static_cast<double>(depth * (s.train.steps + s.eval_batches)), [&, stage, name, depth, lr, setup, seed,
-                                                                        task = tasks.size()](training::Progress& progress) {
+                       std::uint64_t seed, std::int64_t steps) {
+    // The key names what the run does: its stage only matters for the measurements after
+    // training (the skip analysis of the grid at --skip-depth).
+    const bool measured_after = stage == "grid" && depth == s.skip_depth;
+    const std::string key = "train " + name + " L=" + std::to_string(depth) + " lr " + exact(lr) + " " + setup.name() +
+                            " seed " + std::to_string(seed) + " steps " + std::to_string(steps) +
+                            (measured_after ? " skip " + exact(s.skip_threshold) : "") + " as " + stage;
+    add(key, static_cast<double>(depth * (steps + s.eval_batches)), [&, stage, name, depth, lr, setup, seed, steps, measured_after,
+                                                                    task = tasks.size()](training::Progress& progress, Results& out) {
       stop_if_interrupted(s);
       TrainedRecord r;
       r.stage = stage, r.variant = &variant_from_name(name), r.depth = depth, r.lr = lr, r.setup = setup, r.seed = seed;
       r.task = task;
-      r.steps = s.train.steps;
+      r.steps = steps;
       auto model = build_model(*r.variant, r.depth, r.setup, s.shape, V, r.seed);
       if (s.checkpoint_from > 0 && r.depth >= s.checkpoint_from) model->set_activation_checkpointing(true);
       TrainOptions o = s.train;
+      o.steps = steps;
       o.lr = r.lr;
       o.warmup = r.setup.warmup;
       o.batch_seed = r.seed ^ 0x5eedULL;
@@ -142,27 +178,29 @@ Results run_stages(Settings& s, const std::string& command) {
       stop_if_interrupted(s);
       progress.done += static_cast<double>(r.depth * s.eval_batches);
       r.outcome = outcome_of(r.train, s.plateau_margin);
-      if (r.stage == "grid" && r.depth == s.skip_depth && r.outcome != "diverged") {
+      const auto measure_start = std::chrono::steady_clock::now();
+      if (measured_after && r.outcome != "diverged") {
         r.after = measure(*model, data.probe);
         model->zero_grad();
         r.skip_losses = skip_block_losses(*model, data);
         r.measured_after = true;
       }
+      r.measure_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - measure_start).count();
       progress.line(what + ": val " + study::fmt(r.train.val_loss) + " (" + r.outcome + ")");
-      res.trained.push_back(std::move(r));
+      out.trained.push_back(std::move(r));
     });
   };
   for (std::uint64_t seed : s.seeds) {
     for (std::int64_t depth : s.depths)
       for (const std::string& name : s.placements)
-        for (double lr : s.lrs) train_one("grid", name, depth, lr, s.setup, seed);
+        for (double lr : s.lrs) train_one("grid", name, depth, lr, s.setup, seed, s.train.steps);
     for (std::int64_t depth : s.deep_depths)
-      for (const std::string& name : s.deep_placements) train_one("grid", name, depth, s.deep_lr, s.setup, seed);
+      for (const std::string& name : s.deep_placements) train_one("grid", name, depth, s.deep_lr, s.setup, seed, s.train.steps);
     for (const std::string& name : s.lr_placements)
-      for (double lr : s.lr_sweep) train_one("lr", name, s.lr_depth, lr, s.setup, seed);
+      for (double lr : s.lr_sweep) train_one("lr", name, s.lr_depth, lr, s.setup, seed, s.train.steps);
     for (const std::string& text : s.setups)
       for (const std::string& name : s.setup_placements)
-        train_one("setups", name, s.setup_depth, s.train.lr, Setup::parse(text), seed);
+        train_one("setups", name, s.setup_depth, s.train.lr, Setup::parse(text), seed, s.train.steps);
   }
 
   // translate: examples/translate's task and models, its own defaults but the study's seeds
@@ -187,7 +225,11 @@ Results run_stages(Settings& s, const std::string& command) {
   for (std::uint64_t seed : s.seeds)
     for (std::int64_t layers : s.translate_layers)
       for (const std::string& p : s.translate_placements)
-        add(static_cast<double>(layers * s.translate_steps), [&, p, layers, seed, task = tasks.size()](training::Progress& progress) {
+        add("translate " + p + " layers " + std::to_string(layers) + " seed " + std::to_string(seed) + " steps " +
+                std::to_string(ts.steps) + " d_model " + std::to_string(ts.d_model) + " val " + std::to_string(ts.val_size) +
+                " batch " + std::to_string(ts.batch),
+            static_cast<double>(layers * s.translate_steps),
+            [&, p, layers, seed, task = tasks.size()](training::Progress& progress, Results& out) {
           stop_if_interrupted(s);
           translate::Settings t = ts;
           t.seed = seed;
@@ -197,35 +239,40 @@ Results run_stages(Settings& s, const std::string& command) {
           progress.line("translate " + translate::run_name(p, layers) + " seed " + std::to_string(seed) + ": " +
                         (x.diverged ? std::string("diverged") : "val " + study::fmt(x.val_loss) + ", exact match " +
                                                                     study::fmt(x.exact_match, 3)));
-          res.translate.push_back(x);
+          out.translate.push_back(x);
         });
 
-  // ---- run it: here, or in --jobs worker processes (workers.hpp), or as one of them
-  std::vector<double> costs;
-  for (const Task& t : tasks) costs.push_back(t.cost);
-  const auto shares = partition(costs, s.worker >= 0 || s.jobs > 1 ? s.jobs : 1);
-  const std::vector<std::size_t>& mine = s.worker >= 0 ? shares.at(static_cast<std::size_t>(s.worker)) : shares.front();
-  double work = 0;
-  for (std::size_t i : mine) work += costs[i];
-  training::Progress progress(s.worker < 0 && s.jobs > 1 ? 0.0 : work);
-  if (s.worker >= 0) progress.set_terminal(false);  // the workers share one terminal: whole lines
-  info.load_start = progress.load_at_start;
-  if (s.worker < 0) {
+  // ---- run it (plan.hpp): the runs not yet recorded, over the ranks and worker processes
+  const RecordStore store(s.out + "/records", shared_key(s), s.restart && s.worker < 0);
+  std::unique_ptr<training::Progress> progress;
+  auto make_progress = [&](double work) -> training::Progress& {
+    progress = std::make_unique<training::Progress>(work);
+    if (s.worker >= 0 || ranks.world() > 1) progress->set_terminal(false);  // processes sharing a terminal: whole lines
+    info.load_start = progress->load_at_start;
+    return *progress;
+  };
+  if (s.worker >= 0) {  // a worker: the share its parent wrote, into the records folder
+    const std::vector<std::size_t> share = read_share(s.worker_file, tasks.size());
+    double work = 0;
+    for (std::size_t i : share) work += tasks[i].cost;
+    run_share(tasks, share, store, make_progress(work));
+    return res;
+  }
+  if (ranks.lead()) {
     std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
                 "depths %s); lr sweep %zu x %zu; setups %zu x %zu; translate %zu x %zu; %lld steps per LM run; %zu tasks in "
-                "%lld process(es)\n",
+                "%lld process(es)%s\n",
                 s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
                 s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(), s.lr_placements.size(),
                 s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(), s.translate_placements.size(),
-                s.translate_layers.size(), static_cast<long long>(s.train.steps), tasks.size(), static_cast<long long>(s.jobs));
+                s.translate_layers.size(), static_cast<long long>(s.train.steps), tasks.size(), static_cast<long long>(s.jobs),
+                ranks.world() > 1 ? (" per rank, " + std::to_string(ranks.world()) + " ranks").c_str() : "");
     std::fflush(stdout);
   }
-  if (s.worker < 0 && s.jobs > 1) {
-    merge_into(res, run_workers(s, shares, costs));
-  } else {
-    for (std::size_t i : mine) tasks[i].run(progress);
-  }
-  if (s.worker >= 0) return res;  // the worker's share; main() saves it for the parent
+  Results recorded = run_plan(s, tasks, store, ranks, make_progress);
+  if (!ranks.lead()) return res;  // rank 0 writes the report
+  merge_into(res, std::move(recorded));
+  training::Progress& progress_line = *progress;
 
   // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings
   if (s.torch && !s.torch_placements.empty()) {
@@ -239,15 +286,15 @@ Results run_stages(Settings& s, const std::string& command) {
     const std::string dir = s.out + "/torch";
     std::filesystem::create_directories(dir);
     export_for_torch(dir, data, t);
-    progress.line("torch: running the PyTorch twin of " + study::join(s.torch_placements) + " at depth " +
+    progress_line.line("torch: running the PyTorch twin of " + study::join(s.torch_placements) + " at depth " +
                   std::to_string(s.torch_depth) + " ...");
     res.torch = run_torch(dir, s.python, std::max(1, info.threads));
-    progress.line(res.torch.skipped.empty() ? "torch: " + std::to_string(res.torch.runs.size()) + " runs with PyTorch " +
+    progress_line.line(res.torch.skipped.empty() ? "torch: " + std::to_string(res.torch.runs.size()) + " runs with PyTorch " +
                                                   res.torch.torch_version
                                             : "torch: not run: " + res.torch.skipped);
   }
 
-  info.seconds = progress.elapsed();
+  info.seconds = progress_line.elapsed();
   info.load_end = training::load_average();
   return res;
 }

@@ -14,6 +14,8 @@
 
 namespace depth_study {
 
+class Ranks;  // ranks.hpp
+
 // What the report says about the data and the machine.
 struct SetupInfo {
   std::string command;   // the command that reruns the study, every setting spelled out
@@ -85,12 +87,18 @@ struct Results {
 // they measured; command reruns the study (it is printed first). Ctrl-C stops it with
 // study::Interrupted.
 //
-// The runs are a plan of tasks, each with its cost in block-steps. With --jobs N > 1 they run
-// in N worker processes of this same program (workers.hpp), each given a share of the plan of
-// about equal cost and one thread: the runs are small enough that one thread per process uses
-// the cores better than two threads in one. The records come back in the plan's order, so the
-// report does not depend on N.
-Results run_stages(Settings& s, const std::string& command);
+// The runs are a plan of tasks, each with its key and its cost in block-steps (plan.hpp).
+// Each run's records are saved in --out/records as it ends (records.hpp), so a study stopped
+// for any reason resumes where it stopped. The runs not yet recorded are split over the
+// mpirun ranks (ranks.hpp) and, on each, over --jobs worker processes of this same program
+// (workers.hpp) with one thread each: the runs are small enough that one thread per process
+// uses the cores better than two threads in one. Rank 0 gets every record back, in the plan's
+// order, so the report does not depend on how the runs were spread. The other ranks and the
+// workers return their share's records only.
+Results run_stages(Settings& s, const std::string& command, const Ranks& ranks);
+
+// What Ctrl-C prints: where the finished runs are, and how to resume.
+std::string interrupted_message(const Settings& s);
 
 // The outcome of a training run, by the rule of TrainedRecord::outcome.
 std::string outcome_of(const TrainResult& r, double margin);

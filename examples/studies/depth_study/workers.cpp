@@ -1,4 +1,4 @@
-// workers.cpp — the plan's shares, the worker processes, and their records on disk.
+// workers.cpp — the shares of a plan, and the worker processes that run them.
 #include "workers.hpp"
 
 #include <spawn.h>
@@ -11,9 +11,7 @@
 #include <fstream>
 #include <numeric>
 
-#include <cereal/archives/binary.hpp>
-#include <cereal/types/string.hpp>
-#include <cereal/types/vector.hpp>
+#include <tapegrad/io/file.hpp>
 
 #include "common/study.hpp"
 
@@ -37,88 +35,6 @@ std::vector<std::vector<std::size_t>> partition(const std::vector<double>& costs
   return shares;
 }
 
-// ---------------------------------------------------------------- records on disk
-
-template <class Archive>
-void serialize(Archive& a, Snapshot& s) {
-  a(s.loss, s.grad_norm, s.rms, s.cosine, s.emb_output_grad, s.tok_emb_grad, s.total_grad);
-}
-template <class Archive>
-void serialize(Archive& a, Setup& s) {
-  a(s.init, s.tied_head, s.warmup);
-}
-template <class Archive>
-void serialize(Archive& a, TrainResult& r) {
-  a(r.loss, r.lr, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss, r.grad_norm, r.norm_grad_norm, r.seconds,
-    r.step_seconds, r.interrupted);
-}
-template <class Archive>
-void serialize(Archive& a, TranslateRecord& r) {
-  a(r.placement, r.layers, r.seed, r.diverged, r.val_loss, r.exact_match, r.token_accuracy, r.seconds, r.task);
-}
-
-namespace {
-
-// A variant travels by its name (the records hold a pointer into the variant table).
-template <class Archive>
-void save_variant(Archive& a, const Variant* v) {
-  a(v->name);
-}
-template <class Archive>
-const Variant* load_variant(Archive& a) {
-  std::string name;
-  a(name);
-  return &variant_from_name(name);
-}
-
-}  // namespace
-
-void save_results(const std::string& path, const Results& r) {
-  std::ofstream out(path, std::ios::binary);
-  {
-    cereal::BinaryOutputArchive a(out);
-    a(static_cast<std::uint64_t>(r.profile.size()));
-    for (ProfileRecord p : r.profile) {
-      a(p.init), save_variant(a, p.variant), a(p.depth, p.seed, p.at_init, p.task);
-    }
-    a(static_cast<std::uint64_t>(r.trained.size()));
-    for (TrainedRecord t : r.trained) {
-      a(t.stage), save_variant(a, t.variant);
-      a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.measure_seconds,
-        t.task);
-    }
-    a(r.translate);
-  }
-  if (!out.flush()) throw tapegrad::ValueError("depth_study: could not write the worker's records to " + path);
-}
-
-Results load_results(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw tapegrad::ValueError("depth_study: no records from a worker at " + path);
-  Results r;
-  cereal::BinaryInputArchive a(in);
-  std::uint64_t n = 0;
-  a(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    ProfileRecord p;
-    a(p.init);
-    p.variant = load_variant(a);
-    a(p.depth, p.seed, p.at_init, p.task);
-    r.profile.push_back(std::move(p));
-  }
-  a(n);
-  for (std::uint64_t i = 0; i < n; ++i) {
-    TrainedRecord t;
-    a(t.stage);
-    t.variant = load_variant(a);
-    a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.measure_seconds,
-        t.task);
-    r.trained.push_back(std::move(t));
-  }
-  a(r.translate);
-  return r;
-}
-
 void merge_into(Results& into, Results&& from) {
   auto append = [](auto& to, auto& more) {
     for (auto& x : more) to.push_back(std::move(x));
@@ -131,18 +47,31 @@ void merge_into(Results& into, Results&& from) {
 
 // ---------------------------------------------------------------- the processes
 
-Results run_workers(const Settings& s, const std::vector<std::vector<std::size_t>>& shares, const std::vector<double>& costs) {
-  const std::filesystem::path dir = std::filesystem::path(s.out) / "workers";
+std::vector<std::size_t> read_share(const std::string& path, std::size_t tasks) {
+  std::ifstream in(path);
+  if (!in) throw tapegrad::ValueError("depth_study: no share of the plan at " + path);
+  std::vector<std::size_t> share;
+  for (std::size_t i = 0; in >> i;) {
+    if (i >= tasks) throw tapegrad::ValueError("depth_study: " + path + " names task " + std::to_string(i) + " of " + std::to_string(tasks));
+    share.push_back(i);
+  }
+  return share;
+}
+
+void run_workers(const Settings& s, const std::vector<std::vector<std::size_t>>& shares, const std::vector<Task>& tasks,
+                 int rank) {
+  // One folder per rank: the ranks of one machine share --out.
+  const std::filesystem::path dir = std::filesystem::path(s.out) / ("workers_rank" + std::to_string(rank));
   std::filesystem::create_directories(dir);
   std::vector<pid_t> pids;
-  std::vector<std::string> files;
   for (std::size_t w = 0; w < shares.size(); ++w) {
     double work = 0;
-    for (std::size_t i : shares[w]) work += costs[i];
-    files.push_back((dir / ("worker_" + std::to_string(w) + ".bin")).string());
-    std::filesystem::remove(files.back());
+    std::string list;
+    for (std::size_t i : shares[w]) work += tasks[i].cost, list += std::to_string(i) + "\n";
+    const std::string file = (dir / ("share_" + std::to_string(w) + ".txt")).string();
+    tapegrad::io::write_file_atomic(file, list);
     std::vector<std::string> args = s.argv;
-    args.insert(args.end(), {"--jobs", std::to_string(s.jobs), "--worker", std::to_string(w), "--worker-file", files.back(),
+    args.insert(args.end(), {"--jobs", std::to_string(s.jobs), "--worker", std::to_string(w), "--worker-file", file,
                              "--threads", "1"});
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
@@ -164,12 +93,9 @@ Results run_workers(const Settings& s, const std::vector<std::vector<std::size_t
     if (code == 130 || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)) interrupted = true;
     else if (code != 0 && failed.empty()) failed = "worker " + std::to_string(w) + " exited with status " + std::to_string(code);
   }
-  if (interrupted) throw study::Interrupted("interrupted: nothing written (files of earlier runs in " + s.out + " are untouched)");
+  if (interrupted) throw study::Interrupted(interrupted_message(s));
   if (!failed.empty()) throw tapegrad::ValueError("depth_study: " + failed + " (its messages are above)");
-  Results all;
-  for (const std::string& f : files) merge_into(all, load_results(f));
   std::filesystem::remove_all(dir);
-  return all;
 }
 
 }  // namespace depth_study

@@ -1,0 +1,95 @@
+// plan.cpp — what runs where, and every run's records back on rank 0 (plan.hpp).
+#include "plan.hpp"
+
+#include <cstdio>
+
+#include "common/study.hpp"
+#include "workers.hpp"
+
+namespace depth_study {
+
+using namespace tapegrad;
+
+void run_share(const std::vector<Task>& tasks, const std::vector<std::size_t>& share, const RecordStore& store,
+               training::Progress& progress) {
+  for (std::size_t i : share) {
+    Results one;
+    tasks[i].run(progress, one);
+    store.save(tasks[i].key, one);
+  }
+}
+
+namespace {
+
+// The costs of the tasks at these indices.
+std::vector<double> costs_of(const std::vector<Task>& tasks, const std::vector<std::size_t>& indices) {
+  std::vector<double> costs;
+  for (std::size_t i : indices) costs.push_back(tasks[i].cost);
+  return costs;
+}
+
+// partition() of the tasks at `indices`, as indices into tasks.
+std::vector<std::vector<std::size_t>> shares_of(const std::vector<Task>& tasks, const std::vector<std::size_t>& indices,
+                                                std::int64_t n) {
+  auto shares = partition(costs_of(tasks, indices), n);
+  for (auto& share : shares)
+    for (std::size_t& j : share) j = indices[j];
+  return shares;
+}
+
+}  // namespace
+
+Results run_plan(const Settings& s, const std::vector<Task>& tasks, const RecordStore& store, const Ranks& ranks,
+                 const std::function<training::Progress&(double work)>& make_progress) {
+  // ---- what is left: the runs no rank holds a record of (once every rank's --restart has
+  // emptied its records folder: ranks may share one)
+  ranks.barrier();
+  std::vector<bool> held(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) held[i] = store.has(tasks[i].key);
+  const std::vector<int> holder = ranks.holders(held);
+  std::vector<std::size_t> todo;
+  for (std::size_t i = 0; i < tasks.size(); ++i)
+    if (holder[i] == ranks.world()) todo.push_back(i);
+  if (ranks.lead() && todo.size() < tasks.size())
+    std::printf("resuming: %zu of the %zu runs are already recorded (%s), %zu to run\n", tasks.size() - todo.size(),
+                tasks.size(), store.dir().c_str(), todo.size());
+
+  // ---- this rank's share, run here or in worker processes
+  const std::vector<std::size_t> mine = shares_of(tasks, todo, ranks.world()).at(static_cast<std::size_t>(ranks.rank()));
+  double work = 0;
+  for (double c : costs_of(tasks, mine)) work += c;
+  if (ranks.world() > 1)
+    std::printf("rank %d of %d: %zu runs, %.0f block-steps\n", ranks.rank(), ranks.world(), mine.size(), work);
+  std::fflush(stdout);
+  const bool in_workers = s.jobs > 1 && mine.size() > 1;
+  training::Progress& progress = make_progress(in_workers ? 0.0 : work);  // the workers show their own
+  if (in_workers) run_workers(s, shares_of(tasks, mine, s.jobs), tasks, ranks.rank());
+  else run_share(tasks, mine, store, progress);
+
+  // ---- rank 0 gets what it lacks: this rank's share and the runs it held first
+  if (!ranks.lead()) {
+    std::vector<std::pair<std::string, std::string>> send;
+    std::vector<bool> sent(tasks.size(), false);
+    for (std::size_t i : mine) sent[i] = true;
+    for (std::size_t i = 0; i < tasks.size(); ++i)
+      if (sent[i] || holder[i] == ranks.rank())
+        if (auto one = store.load(tasks[i].key)) send.emplace_back(tasks[i].key, to_bytes(*one));
+    ranks.gather(send, {});
+    return {};
+  }
+  ranks.gather({}, [&](const std::string& key, const std::string& bytes) { store.save(key, from_bytes(bytes)); });
+
+  // ---- every run's records, in the plan's order
+  Results all;
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    std::optional<Results> one = store.load(tasks[i].key);
+    if (!one) throw ValueError("depth_study: the run '" + tasks[i].key + "' left no record in " + store.dir());
+    for (auto& r : one->profile) r.task = i;
+    for (auto& r : one->trained) r.task = i;
+    for (auto& r : one->translate) r.task = i;
+    merge_into(all, std::move(*one));
+  }
+  return all;
+}
+
+}  // namespace depth_study

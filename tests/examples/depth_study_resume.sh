@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# depth_study_resume.sh DEPTH_STUDY SCRATCH STRAIGHT: a study that stops part-way resumes
+# without redoing a finished run, and ends with the records of the straight run in STRAIGHT
+# (the smoke plan, run in one go).
+#   1. a kill -9 in the middle of the plan (two worker processes): the runs that finished
+#      are on disk, the same command resumes and ends with the straight run's records;
+#   2. half of the records removed: the same command runs exactly that half again.
+set -u
+exe=$1 dir=$2 straight=$3
+here=$(dirname "$0")
+rm -rf "$dir" && mkdir -p "$dir"
+run=("$exe" --smoke --jobs 2 --out "$dir/out")
+
+# 1. killed part-way (the whole process group: the parent and its workers)
+setsid "${run[@]}" > "$dir/killed.out" 2>&1 &
+pid=$!
+for _ in $(seq 200); do [ "$(ls "$dir/out/records" 2> /dev/null | wc -l)" -ge 10 ] && break; sleep 0.05; done
+kill -KILL -- -"$pid" 2> /dev/null
+wait "$pid" 2> /dev/null
+kept=$(ls "$dir/out/records" | grep -c '\.bin$')
+echo "killed with $kept runs recorded"
+"${run[@]}" > "$dir/resumed.out" 2>&1 || { echo "FAIL: the resumed run failed"; tail "$dir/resumed.out"; exit 1; }
+if [ "$kept" -lt 68 ]; then
+  grep -q "resuming: $kept of the 68 runs are already recorded" "$dir/resumed.out" ||
+    { echo "FAIL: no 'resuming: $kept of the 68' line"; grep resum "$dir/resumed.out"; exit 1; }
+fi
+bash "$here/depth_study_same_records.sh" "$straight" "$dir/out" || { echo "FAIL: resumed after a kill: other records"; exit 1; }
+
+# 2. every other record removed: exactly those runs again
+ls "$dir/out/records"/*.bin | awk 'NR % 2 == 0' | xargs rm -f
+"${run[@]}" > "$dir/again.out" 2>&1 || { echo "FAIL: the second resumed run failed"; exit 1; }
+grep -q "resuming: 34 of the 68 runs are already recorded (.*), 34 to run" "$dir/again.out" ||
+  { echo "FAIL: expected 34 of 68 recorded"; grep resum "$dir/again.out"; exit 1; }
+bash "$here/depth_study_same_records.sh" "$straight" "$dir/out" || { echo "FAIL: resumed with half the records: other records"; exit 1; }
+echo "depth_study resume: same records as the straight run"
