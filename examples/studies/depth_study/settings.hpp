@@ -72,6 +72,11 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   std::int64_t setup_depth = 6;
   std::vector<std::string> setups = {"untied:gpt2-unscaled:15", "tied:gpt2:15", "untied:gpt2:15", "tied:gpt2-unscaled:15",
                                      "untied:pytorch:15", "untied:xavier:15", "untied:gpt2-unscaled:0"};
+  // budget: the grid's runs of these placements, and the lr stage's runs, again at these
+  // fractions of --steps: the report charts each figure against the steps
+  std::vector<double> budget_fractions = {0.25, 0.5};
+  std::vector<std::string> budget_placements = {"post", "pre", "b2t", "peri", "lns"};
+  bool budget_lr = true;
   // translate (examples/translate's task and models)
   std::vector<std::string> translate_placements = {"post", "pre", "b2t"};
   std::vector<std::int64_t> translate_layers = {6, 12, 18};

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <memory>
 
 #include "common/study.hpp"
@@ -71,6 +72,10 @@ struct Planner {
 std::string interrupted_message(const Settings& s) {
   return "interrupted: the runs that finished are recorded in " + s.out +
          "/records, and the same command resumes from there; no report written";
+}
+
+std::int64_t budget_steps(const Settings& s, double fraction) {
+  return std::max<std::int64_t>(1, std::llround(static_cast<double>(s.train.steps) * fraction));
 }
 
 std::string outcome_of(const TrainResult& r, double margin) {
@@ -143,14 +148,16 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     if (init != s.setup.init) profile(init, s.profile_init_placements);
 
   // the trained stages
+  std::set<std::string> planned;
   auto train_one = [&](const std::string& stage, const std::string& name, std::int64_t depth, double lr, const Setup& setup,
                        std::uint64_t seed, std::int64_t steps) {
     // The key names what the run does: its stage only matters for the measurements after
     // training (the skip analysis of the grid at --skip-depth).
-    const bool measured_after = stage == "grid" && depth == s.skip_depth;
+    const bool measured_after = (stage == "grid" || stage == "budget") && depth == s.skip_depth;
     const std::string key = "train " + name + " L=" + std::to_string(depth) + " lr " + exact(lr) + " " + setup.name() +
                             " seed " + std::to_string(seed) + " steps " + std::to_string(steps) +
                             (measured_after ? " skip " + exact(s.skip_threshold) : "") + " as " + stage;
+    if (!planned.insert(key).second) return;  // a run two lists ask for runs once
     add(key, static_cast<double>(depth * (steps + s.eval_batches)), [&, stage, name, depth, lr, setup, seed, steps, measured_after,
                                                                     task = tasks.size()](training::Progress& progress, Results& out) {
       stop_if_interrupted(s);
@@ -201,6 +208,19 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     for (const std::string& text : s.setups)
       for (const std::string& name : s.setup_placements)
         train_one("setups", name, s.setup_depth, s.train.lr, Setup::parse(text), seed, s.train.steps);
+    // budget: runs of the grid and of the lr stage again at shorter budgets (--budget-fractions
+    // of --steps, the warm-up shortened alike): how far each figure still moves with the steps
+    for (double fraction : s.budget_fractions) {
+      Setup setup = s.setup;
+      setup.warmup = std::llround(static_cast<double>(s.setup.warmup) * fraction);
+      const std::int64_t steps = budget_steps(s, fraction);
+      for (std::int64_t depth : s.depths)
+        for (const std::string& name : s.budget_placements)
+          for (double lr : s.lrs) train_one("budget", name, depth, lr, setup, seed, steps);
+      if (s.budget_lr)
+        for (const std::string& name : s.lr_placements)
+          for (double lr : s.lr_sweep) train_one("budget", name, s.lr_depth, lr, setup, seed, steps);
+    }
   }
 
   // translate: examples/translate's task and models, its own defaults but the study's seeds
@@ -258,14 +278,17 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     run_share(tasks, share, store, make_progress(work));
     return res;
   }
+  double total_cost = 0;
+  for (const Task& t : tasks) total_cost += t.cost;
   if (ranks.lead()) {
     std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
-                "depths %s); lr sweep %zu x %zu; setups %zu x %zu; translate %zu x %zu; %lld steps per LM run; %zu tasks in "
-                "%lld process(es)%s\n",
+                "depths %s); lr sweep %zu x %zu; setups %zu x %zu; budget %zu x %zu fractions; translate %zu x %zu; %lld steps "
+                "per LM run; %zu tasks, %.3g block-steps, in %lld process(es)%s\n",
                 s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
                 s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(), s.lr_placements.size(),
-                s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(), s.translate_placements.size(),
-                s.translate_layers.size(), static_cast<long long>(s.train.steps), tasks.size(), static_cast<long long>(s.jobs),
+                s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(), s.budget_placements.size(),
+                s.budget_fractions.size(), s.translate_placements.size(), s.translate_layers.size(),
+                static_cast<long long>(s.train.steps), tasks.size(), total_cost, static_cast<long long>(s.jobs),
                 ranks.world() > 1 ? (" per rank, " + std::to_string(ranks.world()) + " ranks").c_str() : "");
     std::fflush(stdout);
   }

@@ -100,6 +100,9 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks);
 // What Ctrl-C prints: where the finished runs are, and how to resume.
 std::string interrupted_message(const Settings& s);
 
+// The steps of the budget stage's runs at this fraction of --steps.
+std::int64_t budget_steps(const Settings& s, double fraction);
+
 // The outcome of a training run, by the rule of TrainedRecord::outcome.
 std::string outcome_of(const TrainResult& r, double margin);
 
