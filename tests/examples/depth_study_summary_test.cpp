@@ -193,4 +193,10 @@ TEST_CASE("depth study: the norm-gradient printout's trend (claim 11)") {
   for (int k = 30; k < 50; ++k) appears[k] = 1.0;
   CHECK(norm_grad_trend(appears, warmup) == "steady");
   CHECK(norm_grad_trend({}, warmup).empty());
+  // What the rule read: after 10 warm-up steps, 90 steps, tenths of 9
+  const TraceEnds e = trace_ends(exploding, warmup);
+  CHECK(e.first == Approx(1.0));
+  CHECK(e.last == Approx(1.0));
+  CHECK(e.peak == Approx(150.0));
+  CHECK(trace_ends(stopped, warmup).non_finite);
 }

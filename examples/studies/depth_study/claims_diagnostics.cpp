@@ -5,6 +5,7 @@
 // set against how the run ended. Not a test of the article's remedies (a higher lr, clipping).
 #include "claims_writer.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 
@@ -34,6 +35,12 @@ struct Forecast {
 std::string share(const Interval& i, std::size_t k) {
   if (i.n == 0) return "0/0 (none)";
   return std::to_string(k) + "/" + std::to_string(i.n) + " = " + fmt_interval(i, 2);
+}
+
+// "0.52 (0.11–0.93)"
+std::string median_range(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return fmt(v[v.size() / 2], 2) + " (" + fmt(v.front(), 2) + "–" + fmt(v.back(), 2) + ")";
 }
 
 }  // namespace
@@ -74,6 +81,21 @@ void claim_11(Writer& w) {
                std::to_string(table[c][0] + table[c][1] + table[c][2])});
   w.doc().table(cross, "Every grid run with a trace, by the trend of its norm-gradient printout and by how it ended" +
                            (no_trace ? "; " + std::to_string(no_trace) + " run(s) had no step to print" : std::string()));
+  // How far the runs are from the rule's thresholds, by outcome: the median of last/first (the
+  // rule flags < 0.01) and of peak/first (it flags > 100), with their range over the runs.
+  study::Table ends({"outcome", "runs", "last / first: median (range)", "peak / first: median (range)"});
+  for (const char* outcome : kOutcomes) {
+    std::vector<double> fall, rise;
+    for (const TrainedRecord& t : w.r.trained) {
+      if (t.stage != "grid" || t.outcome != outcome) continue;
+      const TraceEnds e = trace_ends(t.train.norm_grad_norm, t.setup.warmup);
+      if (e.first > 0) fall.push_back(e.last / e.first), rise.push_back(e.peak / e.first);
+    }
+    if (fall.empty()) continue;
+    ends.add({outcome, std::to_string(fall.size()), median_range(fall), median_range(rise)});
+  }
+  if (!ends.rows().empty())
+    w.doc().table(ends, "The norm-gradient trace after the warm-up, in units of its first tenth (finite traces only)");
   study::Table shares({"printout read", "failing runs it flags (95% Wilson)", "flagged runs that fail (95% Wilson)"});
   shares.add({"norm layers' γ, β", share(norms.caught(), norms.hits), share(norms.right(), norms.hits)});
   shares.add({"every parameter (for comparison)", share(all.caught(), all.hits), share(all.right(), all.hits)});

@@ -132,21 +132,30 @@ std::size_t seeds_needed(const Interval& i, double null_value) {
 
 // ---------------------------------------------------------------- the norm-gradient printout
 
-std::string norm_grad_trend(const std::vector<double>& trace, std::int64_t warmup) {
-  if (trace.empty()) return "";
-  for (double g : trace)
-    if (!std::isfinite(g)) return "exploding";
+TraceEnds trace_ends(const std::vector<double>& trace, std::int64_t warmup) {
+  TraceEnds e;
+  if (trace.empty()) return e;
+  for (double g : trace) e.non_finite = e.non_finite || !std::isfinite(g);
+  if (e.non_finite) return e;
   std::size_t skip = static_cast<std::size_t>(std::max<std::int64_t>(0, warmup));
   if (skip + 2 > trace.size()) skip = 0;  // stopped inside the warm-up: read all of it
   const std::vector<double> part(trace.begin() + static_cast<std::ptrdiff_t>(skip), trace.end());
   const std::size_t tenth = std::max<std::size_t>(1, part.size() / 10);
-  const double first = study::mean(std::vector<double>(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(tenth)));
-  const double last = study::mean_of_last(part, tenth);
+  e.first = study::mean(std::vector<double>(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(tenth)));
+  e.last = study::mean_of_last(part, tenth);
+  e.peak = *std::max_element(part.begin(), part.end());
+  return e;
+}
+
+std::string norm_grad_trend(const std::vector<double>& trace, std::int64_t warmup) {
+  if (trace.empty()) return "";
+  const TraceEnds e = trace_ends(trace, warmup);
+  if (e.non_finite) return "exploding";
   // No gradient at the start: it vanishes if none comes later either; one that appears is the
   // model starting to use its norms, not an explosion.
-  if (first == 0) return last == 0 ? "vanishing" : "steady";
-  if (*std::max_element(part.begin(), part.end()) > 100 * first) return "exploding";
-  if (last < 0.01 * first) return "vanishing";
+  if (e.first == 0) return e.last == 0 ? "vanishing" : "steady";
+  if (e.peak > 100 * e.first) return "exploding";
+  if (e.last < 0.01 * e.first) return "vanishing";
   return "steady";
 }
 

@@ -89,6 +89,13 @@ std::size_t seeds_needed(const Interval& i, double null_value);
 //   ""         no trace (no step reached its backward)
 // When the run stopped inside the warm-up (fewer than 2 steps after it) the whole trace is read.
 std::string norm_grad_trend(const std::vector<double>& trace, std::int64_t warmup);
+// What the rule reads: the means of the first and last tenth of the trace after the warm-up,
+// its peak there, and whether any printed value is non-finite (then first, last, peak are NaN).
+struct TraceEnds {
+  double first = NAN, last = NAN, peak = NAN;
+  bool non_finite = false;
+};
+TraceEnds trace_ends(const std::vector<double>& trace, std::int64_t warmup);
 
 // The runs of a stage with this placement, depth, lr and setup, one per seed.
 std::vector<const TrainedRecord*> runs_of(const Results& r, const std::string& stage, const std::string& placement,
