@@ -1,6 +1,8 @@
 // depth_study_summary_test.cpp — the sums the depth study's verdicts rest on
-// (examples/studies/depth_study/summary.hpp): mean ± spread, the best learning rate of a sweep,
-// the deepest trainable depth, the droppable blocks, and the setups' names.
+// (examples/studies/depth_study/summary.hpp): mean ± spread, the 95% intervals and what they
+// call, the best learning rate of a sweep, the deepest trainable depth, the droppable blocks,
+// the norm-gradient trend of claim 11, and the setups' names. Expected values are worked by
+// hand (or from a t table) in the comments.
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -94,4 +96,107 @@ TEST_CASE("depth study: setups and outcomes") {
   CHECK(outcome_of(t, 0.05) == "plateau");
   t.status = "non-finite";
   CHECK(outcome_of(t, 0.05) == "diverged");
+}
+
+TEST_CASE("depth study: Student t quantiles for a 95% interval") {
+  CHECK(t_quantile_975(1) == Approx(12.706));
+  CHECK(t_quantile_975(2) == Approx(4.303));
+  CHECK(t_quantile_975(9) == Approx(2.262));
+  CHECK(t_quantile_975(30) == Approx(2.042));
+  // beyond the table, the Cornish–Fisher series: t(60) = 2.000, t(120) = 1.980, t(∞) = 1.960
+  CHECK(t_quantile_975(60) == Approx(2.000).margin(1e-3));
+  CHECK(t_quantile_975(120) == Approx(1.980).margin(1e-3));
+  CHECK(t_quantile_975(100000) == Approx(1.960).margin(1e-3));
+  CHECK(std::isnan(t_quantile_975(0)));
+}
+
+TEST_CASE("depth study: t-intervals of a mean, of paired differences, and Welch's") {
+  // {1,2,3}: mean 2, sd 1, half-width 4.303 · 1/√3 = 2.4843
+  const Interval i = t_interval({1.0, 2.0, 3.0});
+  CHECK(i.n == 3);
+  CHECK(i.estimate == Approx(2.0));
+  CHECK(i.low == Approx(2.0 - 2.48434).epsilon(1e-4));
+  CHECK(i.high == Approx(2.0 + 2.48434).epsilon(1e-4));
+  CHECK(fmt_interval(i) == "2 [-0.484, 4.48] (t, 3 seeds)");
+  // Paired: the differences {2,3,4} (mean 3, sd 1); a seed missing in one of them drops out.
+  const Interval p = paired_t_interval({3.0, 5.0, 7.0, 9.0}, {1.0, 2.0, 3.0, NAN});
+  CHECK(p.n == 3);
+  CHECK(p.low == Approx(3.0 - 2.48434).epsilon(1e-4));
+  CHECK(fmt_interval(p) == "3 [0.516, 5.48] (paired t, 3 seeds)");
+  CHECK(fmt_interval(paired_t_interval({1.0}, {0.5})) == "0.5 (paired t, 1 seed: no interval)");
+  // Welch: a = {1,2,3} (var 1), b = {4,5,6,7} (var 5/3); se² = 1/3 + 5/12 = 0.75,
+  // ν = 0.75² / ((1/3)²/2 + (5/12)²/3) = 4.96 → 4 (t = 2.776); −3.5 ± 2.776 · 0.8660
+  const Interval wl = welch_t_interval({1.0, 2.0, 3.0}, {4.0, 5.0, 6.0, 7.0});
+  CHECK(wl.estimate == Approx(-3.5));
+  CHECK(wl.low == Approx(-3.5 - 2.40409).epsilon(1e-4));
+  CHECK(wl.high == Approx(-3.5 + 2.40409).epsilon(1e-4));
+  // A ratio on the log scale: a/b = 2 and 8, geometric mean 4
+  const Interval r = paired_log_ratio_interval({2.0, 8.0}, {1.0, 1.0});
+  CHECK(r.estimate == Approx(4.0));
+  CHECK(r.log_scale);
+  CHECK(r.low < 1.0);  // two seeds: t = 12.7, very wide
+  CHECK(r.low * r.high == Approx(16.0));  // symmetric around 4 on the log scale
+}
+
+TEST_CASE("depth study: Wilson's interval of a proportion") {
+  // 8/10: (0.8 + 0.19207 ± 1.96 · √(0.016 + 0.0096)) / 1.38415 = [0.490, 0.943]
+  const Interval w = wilson_interval(8, 10);
+  CHECK(w.estimate == Approx(0.8));
+  CHECK(w.low == Approx(0.4902).margin(1e-3));
+  CHECK(w.high == Approx(0.9433).margin(1e-3));
+  // 0/10: the interval keeps a width, [0, 0.278], where p ± 1.96·√(p(1−p)/n) would be [0, 0]
+  CHECK(wilson_interval(0, 10).low == Approx(0.0).margin(1e-12));
+  CHECK(wilson_interval(0, 10).high == Approx(0.2775).margin(1e-3));
+  CHECK(std::isnan(wilson_interval(0, 0).estimate));
+}
+
+TEST_CASE("depth study: the call flips when the interval crosses 0") {
+  const std::vector<double> post = {1.0, 2.0, 3.0};
+  // differences {2,3,4}: [0.52, 5.48], wholly above 0
+  CHECK(judge(paired_t_interval({3.0, 5.0, 7.0}, post), 0, 0.1) == Call::supported);
+  // differences {0,1,2}: [−1.48, 3.48] holds 0 and reaches beyond ±0.1
+  const Interval open = paired_t_interval({1.0, 3.0, 5.0}, post);
+  CHECK(judge(open, 0, 0.1) == Call::inconclusive);
+  CHECK(seeds_needed(open, 0) == 19);  // 3 · (2.4843 / 1)² = 18.5
+  // differences {−3,−2,−1}: [−4.48, 0.48] still holds 0; {−3,−2.5,−2}: [−3.74, −1.26], the other direction
+  CHECK(judge(paired_t_interval({-2.0, 0.0, 2.0}, post), 0, 0.1) == Call::inconclusive);
+  CHECK(judge(paired_t_interval({-2.0, -0.5, 1.0}, post), 0, 0.1) == Call::not_supported);
+  // differences {0.01, 0.02, 0.03}: [−0.005, 0.045], inside the equivalence band ±0.1
+  CHECK(judge(paired_t_interval({1.01, 2.02, 3.03}, post), 0, 0.1) == Call::not_supported);
+  CHECK(judge(paired_t_interval({1.01}, {1.0}), 0, 0.1) == Call::too_few);
+  // a ratio: the band is (1/1.1, 1.1); ratios 1.02 and 1.03 have a 2-seed interval [0.96, 1.10]
+  CHECK(judge(paired_log_ratio_interval({1.02, 1.03}, {1.0, 1.0}), 1, 0.1) == Call::not_supported);
+  CHECK(judge(paired_log_ratio_interval({1.5, 1.6, 1.55}, {1.0, 1.0, 1.0}), 1, 0.1) == Call::supported);
+}
+
+TEST_CASE("depth study: the norm-gradient printout's trend (claim 11)") {
+  const std::int64_t warmup = 10;
+  std::vector<double> steady(100, 1.0), vanishing, exploding(100, 1.0);
+  for (int k = 0; k < 100; ++k) vanishing.push_back(std::pow(10.0, -3.0 * k / 99));  // 1 → 0.001
+  exploding[70] = 150;  // one step above 100 × the first tenth
+  CHECK(norm_grad_trend(steady, warmup) == "steady");
+  CHECK(norm_grad_trend(vanishing, warmup) == "vanishing");
+  CHECK(norm_grad_trend(exploding, warmup) == "exploding");
+  std::vector<double> stopped = steady;
+  stopped.push_back(INFINITY);  // a non-finite value printed: exploding, however early
+  CHECK(norm_grad_trend(stopped, warmup) == "exploding");
+  // The warm-up is not read: large norms while the lr ramps up, then steady
+  std::vector<double> ramp = steady;
+  for (int k = 0; k < 10; ++k) ramp[k] = 1000;
+  CHECK(norm_grad_trend(ramp, warmup) == "steady");
+  CHECK(norm_grad_trend(ramp, 0) == "vanishing");  // read from step 1 it would look like a fall
+  // Stopped inside the warm-up: the whole trace is read
+  CHECK(norm_grad_trend({1.0, 1.0, 500.0}, warmup) == "exploding");
+  // No gradient at all: vanishing; one that appears later: steady; no trace: no class
+  CHECK(norm_grad_trend(std::vector<double>(50, 0.0), warmup) == "vanishing");
+  std::vector<double> appears(50, 0.0);
+  for (int k = 30; k < 50; ++k) appears[k] = 1.0;
+  CHECK(norm_grad_trend(appears, warmup) == "steady");
+  CHECK(norm_grad_trend({}, warmup).empty());
+  // What the rule read: after 10 warm-up steps, 90 steps, tenths of 9
+  const TraceEnds e = trace_ends(exploding, warmup);
+  CHECK(e.first == Approx(1.0));
+  CHECK(e.last == Approx(1.0));
+  CHECK(e.peak == Approx(150.0));
+  CHECK(trace_ends(stopped, warmup).non_finite);
 }

@@ -21,7 +21,7 @@ add_test(NAME examples.report_html_render
 set_tests_properties(examples.report_html_render PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out SKIP_RETURN_CODE 77 TIMEOUT 180)
 # --jobs 2: the same smoke plan in two worker processes gives the same records, in the same
-# order, as the one-process run above (only the seconds columns differ).
+# order, as the one-process run above (only the columns of seconds differ).
 set(same_records ${CMAKE_CURRENT_LIST_DIR}/depth_study_same_records.sh)
 tapegrad_add_test(NAME examples.depth_study_jobs_match
   COMMAND bash -c "\"$0\" --smoke --restart --jobs 2 --out \"$1/depth_study_jobs_test\" > /dev/null &&

@@ -50,7 +50,7 @@ void check_csv(const std::string& dir, const CsvSpec& spec, std::vector<std::str
       continue;
     }
     const bool may_be_non_finite = status_column < cells.size() && cells[status_column] == "diverged";
-    for (std::size_t c = spec.text_columns; c < cells.size(); ++c) {
+    for (std::size_t c = spec.text_columns; c + spec.trailing_text_columns < cells.size(); ++c) {
       double v = 0;
       if (cells[c].empty()) continue;  // not measured for this run
       if (!parse_number(cells[c], v)) problems.push_back(path + " line " + std::to_string(n) + ": " + spec.columns[c] + " = '" + cells[c] + "' is not a number");
@@ -99,7 +99,7 @@ std::vector<std::string> check_outputs(const std::string& dir, const std::vector
       problems.push_back(e.what());
       continue;
     }
-    for (int claim = 1; claim <= 10; ++claim)
+    for (int claim = 1; claim <= 11; ++claim)
       if (text.find("Claim " + std::to_string(claim) + ":") == std::string::npos)
         problems.push_back(file + " has no section for claim " + std::to_string(claim));
     if (text.find("Verdict") == std::string::npos && text.find("verdict") == std::string::npos)

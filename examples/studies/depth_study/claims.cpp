@@ -1,6 +1,6 @@
 // claims.cpp — the report around the claims: the verdicts at a glance, the setup, the grid and
 // its deepest-trainable-depth chart, then each claim's section (claims_gradients.cpp,
-// claims_training.cpp: one function per claim, with the rule of its verdict), the setups side
+// claims_training.cpp, claims_variants.cpp, claims_diagnostics.cpp: one function per claim, with the rule of its verdict), the setups side
 // by side and the PyTorch twin. A rule only ever speaks of what the run measured: a stage that
 // was not run, a depth that was not reached, gives "not measured" with the reason.
 #include "claims.hpp"
@@ -163,17 +163,21 @@ Report build_report(const Settings& s, const Results& r) {
   Report scratch;
   {
     Writer w{s, r, scratch};
-    for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10}) claim(w);
+    for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);
   }
   Report out;
   Writer w{s, r, out};
-  w.doc().paragraph("Ten claims that articles make about residual connections and normalization in deep transformers, each "
-                    "measured on this machine. Every verdict below comes from the figures of its section; what the run did "
-                    "not measure says so.");
+  w.doc().paragraph("Ten claims that articles make about residual connections and normalization in deep transformers, and "
+                    "the seed article's training diagnostic as an eleventh, each measured on this machine. Every verdict below "
+                    "comes from the figures of its section; what the run did not measure says so. Where a verdict compares two "
+                    "figures over the seeds it rests on a 95% interval, formatted \"0.12 [0.03, 0.21] (paired t, 3 seeds)\": "
+                    "supported when the interval excludes no effect in the claimed direction, not supported when it excludes "
+                    "it in the other or lies inside a stated equivalence band, and otherwise \"not measured\" marked "
+                    "inconclusive, with the seeds that would settle it.");
   glance_section(w, scratch.verdicts);
   setup_section(w);
   grid_section(w);
-  for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10}) claim(w);
+  for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);
   setups_section(w);
   torch_section(w);
   return out;

@@ -13,12 +13,19 @@
 //    9  LLaMA-style models stay stable up to 128 layers; LayerNorm Scaling and Peri-LN fix
 //       Pre-LN's ineffective deep layers
 //   10  the LayerNorm ε should be 1e-5 … 1e-12 depending on FP16 or BF16 (not measurable here)
+//   11  the seed article's diagnostic: the norm layers' gradient norm → 0 means the lr is too
+//       low, → ∞ calls for gradient clipping (tested as a forecast of which runs fail)
 //
 // Each claim's section gives the claim, the setup that tests it, the measurement (tables and
 // charts, every trained figure as mean ± spread over the seeds, with the diverged runs
 // counted) and a verdict per part of the claim: supported, not supported, depends (on a
-// setting the report shows side by side), or not measured (and why). The rules that turn a
-// measurement into a verdict are in claims.cpp, next to each claim's section.
+// setting the report shows side by side), or not measured (and why). A verdict that compares
+// two figures over seeds rests on a 95% interval (summary.hpp: paired t by seed, a log ratio,
+// Wilson for a share of runs): supported when it excludes no effect in the claimed direction,
+// not supported when it excludes it the other way or lies inside the stated equivalence band,
+// and otherwise "not measured" with the word inconclusive and the seeds that would settle it.
+// The rules that turn a measurement into a verdict are in the claims_*.cpp files, next to each
+// claim's section.
 #pragma once
 
 #include <string>

@@ -1,6 +1,7 @@
 // claims_training.cpp — the claims about what trains and how well: 2 (100 layers), 4 (Pre-LN
-// at 48+), 5 (layer similarity and effective depth), 6 (learning rates), 7 (B2T), 9 (LLaMA,
-// LayerNorm Scaling, Peri-LN), 10 (ε, not measurable here). Each section gives its rule.
+// at 48+), 5 (layer similarity and effective depth), 6 (learning rates), 10 (ε, not measurable
+// here). Each section gives its rule. Claims 7 and 9 (the newer placements) are in
+// claims_variants.cpp.
 #include "claims_writer.hpp"
 
 #include <algorithm>
@@ -98,18 +99,22 @@ void claim_5(Writer& w) {
     w.verdict(Verdict::not_measured, "Pre-LN and Post-LN did not both train at --skip-depth " + std::to_string(s.skip_depth));
     return;
   }
-  const Stat cp = w.of_measured("pre", [](const TrainedRecord& x) { return mean_cosine(x.after); });
-  const Stat cq = w.of_measured("post", [](const TrainedRecord& x) { return mean_cosine(x.after); });
-  const bool more_alike = cp.mean - cp.sd > cq.mean + cq.sd;
-  w.verdict(more_alike ? Verdict::supported : Verdict::not_supported,
-            "mean cosine of consecutive layers: Pre-LN " + fmt_stat(cp) + ", Post-LN " + fmt_stat(cq) + " (the claim: 0.87 against 0.63)" +
-                (more_alike ? "." : ": no difference beyond the spread in this direction."));
-  const Stat dp = w.of_measured("pre", [&](const TrainedRecord& x) { return droppable_share(x, s.skip_threshold); });
-  const Stat dq = w.of_measured("post", [&](const TrainedRecord& x) { return droppable_share(x, s.skip_threshold); });
-  const bool cut = dp.mean > dq.mean + 1e-12;
-  w.verdict(cut ? Verdict::supported : Verdict::not_supported,
-            "droppable share: Pre-LN " + fmt_stat(dp) + ", Post-LN " + fmt_stat(dq) + " (the claim: up to 0.4)" +
-                (cut ? "." : ": Pre-LN's effective depth is not smaller here."));
+  // Both verdicts rest on the paired t-interval of Pre-LN − Post-LN over the seeds where both
+  // trained (seed s draws the same embeddings and batches in both, so the pair shares them).
+  // Equivalence bands: ±0.05 cosine (a fifth of the claimed 0.24 gap) and ±0.1 droppable share
+  // (a quarter of the claimed 0.4).
+  const auto cosine = [](const TrainedRecord& x) { return mean_cosine(x.after); };
+  const auto drop = [&](const TrainedRecord& x) { return droppable_share(x, s.skip_threshold); };
+  w.doc().paragraph("Pre-LN and Post-LN mean cosine " + fmt_stat(w.of_measured("pre", cosine)) + " and " +
+                    fmt_stat(w.of_measured("post", cosine)) + " (the claim: 0.87 against 0.63); droppable share " +
+                    fmt_stat(w.of_measured("pre", drop)) + " and " + fmt_stat(w.of_measured("post", drop)) +
+                    " (the claim: up to 0.4). The verdicts take the 95% paired t-interval of the per-seed difference "
+                    "Pre-LN − Post-LN: supported when it lies above 0, not supported below 0 or inside the equivalence "
+                    "band (±0.05 cosine, ±0.1 share), inconclusive otherwise.");
+  interval_verdict(w, "Pre-LN − Post-LN mean cosine of consecutive layers",
+                   paired_t_interval(w.by_seed(pre, cosine), w.by_seed(post, cosine)), 0, 0.05, "±0.05");
+  interval_verdict(w, "Pre-LN − Post-LN droppable share", paired_t_interval(w.by_seed(pre, drop), w.by_seed(post, drop)), 0,
+                   0.1, "±0.1");
 }
 
 void claim_6(Writer& w) {
@@ -142,176 +147,26 @@ void claim_6(Writer& w) {
   }
   w.chart(c, "lr_sweep.svg");
   w.doc().table(t);
-  std::vector<double> ratios;
-  for (auto seed : s.seeds) ratios.push_back(best_lr(w.r, s, "pre", seed) / best_lr(w.r, s, "post", seed));
-  const Stat q = stat_of(ratios);
-  const std::string fig = "Pre-LN's best lr / Post-LN's, per seed: " + fmt_stat(q) + " (the claim: 1.2–1.3)";
-  // The claim is a 20–30% effect: a spread over the seeds wider than that cannot confirm it.
-  if (q.n == 0) w.verdict(Verdict::not_measured, "Pre-LN or Post-LN diverged at every learning rate of the sweep.");
-  else if (q.sd > 0.25)
-    w.verdict(Verdict::not_measured, fig + ": inconclusive, the spread over the seeds is wider than the claimed effect "
-                                           "(more --seeds or a finer --lr-sweep, as --full, narrow it).");
-  else if (q.mean - q.sd <= 1.3 && q.mean + q.sd >= 1.2) w.verdict(Verdict::supported, fig + ".");
-  else w.verdict(Verdict::not_supported, fig + ".");
-}
-
-void claim_7(Writer& w) {
-  const Settings& s = w.s;
-  w.section(7, "B2T trains where Post-LN does not, and beats Pre-LN",
-            "B2T trains where Post-LN does not converge, and beats Pre-LN (16 layers: 29.1 against 28.3 BLEU on WMT'14 en-de).",
-            "The LM grid (B2T, Post-LN, Pre-LN at every depth and lr), the setups stage, and examples/translate's toy "
-            "translation task standing in for WMT: encoder-decoders of " + study::comma_list(s.translate_layers) +
-            " layers per side, " + std::to_string(s.translate_steps) + " steps, d_model " + std::to_string(s.translate_d_model) +
-            ", exact match on held-out sentences.");
-  // (a) where Post-LN fails
-  int post_fails = 0, b2t_rescues = 0;
-  for (auto d : grid_depths(s))
-    for (double lr : s.lrs) {
-      auto post = runs_of(w.r, "grid", "post", d, lr, s.setup), b2t = runs_of(w.r, "grid", "b2t", d, lr, s.setup);
-      if (post.empty() || b2t.empty() || mostly_trains(post)) continue;
-      ++post_fails;
-      b2t_rescues += mostly_trains(b2t);
-    }
-  if (post_fails == 0)
-    w.verdict(Verdict::not_measured, "Post-LN trained at every grid depth and lr where B2T ran: no failure to rescue.");
-  else
-    w.verdict(b2t_rescues > 0 ? Verdict::supported : Verdict::not_supported,
-              "of the " + std::to_string(post_fails) + " grid configurations where Post-LN failed, B2T trained in " +
-                  std::to_string(b2t_rescues) + ".");
-  // ... and on the translation task: a depth where Post-LN's validation loss stays within 0.1 of
-  // the unigram baseline (it ignores the source and the prefix) while B2T's gets below that.
-  int t_post_fails = 0, t_b2t_rescues = 0;
-  for (auto l : s.translate_layers) {
-    std::vector<double> post, b2t;
-    for (const TranslateRecord& x : w.r.translate) {
-      if (x.layers != l) continue;
-      const double v = x.diverged ? INFINITY : x.val_loss;
-      if (x.placement == "post") post.push_back(v);
-      if (x.placement == "b2t") b2t.push_back(v);
-    }
-    const auto learned = [&](const std::vector<double>& v) {
-      std::size_t n = 0;
-      for (double x : v) n += x < w.r.translate_unigram - 0.1;
-      return !v.empty() && 2 * n > v.size();
-    };
-    if (post.empty() || b2t.empty() || learned(post)) continue;
-    ++t_post_fails;
-    t_b2t_rescues += learned(b2t);
-  }
-  if (!w.r.translate.empty()) {
-    if (t_post_fails == 0)
-      w.verdict(Verdict::not_measured, "translation: Post-LN learned at every depth of the translation stage: no failure to rescue.");
-    else
-      w.verdict(t_b2t_rescues > 0 ? Verdict::supported : Verdict::not_supported,
-                "translation: at " + std::to_string(t_post_fails) + " depth(s) Post-LN stayed within 0.1 of the unigram "
-                "baseline; B2T learned at " + std::to_string(t_b2t_rescues) + " of them (the table below).");
-  }
-  depends_on_setup(w, "b2t");
-  // (b) B2T against Pre-LN, LM: where both train
-  int better = 0, worse = 0, same = 0;
-  for (auto d : grid_depths(s)) {
-    auto b = w.best_grid("b2t", d).second, p = w.best_grid("pre", d).second;
-    if (b.empty() || p.empty() || !mostly_trains(b) || !mostly_trains(p)) continue;
-    const Stat vb = val_stat(b), vp = val_stat(p);
-    if (vb.mean + vb.sd < vp.mean - vp.sd) ++better;
-    else if (vp.mean + vp.sd < vb.mean - vb.sd) ++worse;
-    else ++same;
-  }
-  // translation
-  study::Table t({"placement", "layers per side", "diverged", "val loss", "exact match"});
-  for (auto l : s.translate_layers)
-    for (const auto& p : s.translate_placements) {
-      std::vector<double> val, em;
-      int div = 0, n = 0;
-      for (const TranslateRecord& x : w.r.translate)
-        if (x.placement == p && x.layers == l) {
-          ++n;
-          if (x.diverged) ++div;
-          else val.push_back(x.val_loss), em.push_back(x.exact_match);
-        }
-      if (n) t.add({p, std::to_string(l), std::to_string(div) + "/" + std::to_string(n), fmt_stat(stat_of(val)), fmt_stat(stat_of(em))});
-    }
-  if (!t.rows().empty())
-    w.doc().table(t, "Translation (unigram baseline " + fmt(w.r.translate_unigram) + " nats/token), mean ± spread over the seeds");
-  const std::string lm = "LM grid, depths where both train: B2T lower validation loss at " + std::to_string(better) +
-                         ", Pre-LN lower at " + std::to_string(worse) + ", no difference beyond the spread at " + std::to_string(same);
-  if (better + worse + same == 0) w.verdict(Verdict::not_measured, "B2T and Pre-LN never both trained at one grid depth.");
-  else w.verdict(better > worse ? Verdict::supported : Verdict::not_supported, lm + ".");
-  // Exact match decides where a model learned the task at all; where none did (a budget too
-  // small for the task), the validation loss does, and the verdict says so.
-  int tb = 0, tw = 0, compared = 0;
-  bool by_exact_match = false;
-  for (const TranslateRecord& x : w.r.translate) by_exact_match = by_exact_match || (!x.diverged && x.exact_match > 0);
-  for (auto l : s.translate_layers) {
-    std::vector<double> b, p;
-    for (const TranslateRecord& x : w.r.translate) {
-      if (x.layers != l || x.diverged) continue;
-      const double score = by_exact_match ? x.exact_match : -x.val_loss;  // higher is better
-      if (x.placement == "b2t") b.push_back(score);
-      if (x.placement == "pre") p.push_back(score);
-    }
-    const Stat sb = stat_of(b), sp = stat_of(p);
-    if (!sb.n || !sp.n) continue;
-    ++compared;
-    if (sb.mean - sb.sd > sp.mean + sp.sd) ++tb;
-    else if (sp.mean - sp.sd > sb.mean + sb.sd) ++tw;
-  }
-  const std::string what = by_exact_match ? "exact match" : "validation loss (no model reached an exact match > 0 in this budget)";
-  if (compared == 0) w.verdict(Verdict::not_measured, unreached("B2T and Pre-LN in the translation stage", "--translate-layers"));
-  else w.verdict(tb > tw ? Verdict::supported : Verdict::not_supported,
-                 "translation, " + what + ": B2T ahead of Pre-LN beyond the spread at " + std::to_string(tb) + " depth(s), behind at " +
-                     std::to_string(tw) + ", of " + std::to_string(compared) + ".");
-}
-
-void claim_9(Writer& w) {
-  const Settings& s = w.s;
-  w.section(9, "LLaMA-style stacks stay stable to 128 layers; LayerNorm Scaling and Peri-LN fix Pre-LN's deep layers",
-            "LLaMA-style models (Pre-RMSNorm and its refinements) stay stable up to 128 layers; LayerNorm Scaling and "
-            "Peri-LN fix Pre-LN's ineffective deep layers.",
-            "LLaMA (Pre-RMSNorm, SwiGLU, RoPE, no biases) trained up to the grid's deepest depth; at " +
-                std::to_string(s.skip_depth) + " layers, the share of the deeper half of the blocks whose skipping costs "
-                "less than " + fmt(100 * s.skip_threshold) + "% (an ineffective block) for Pre-LN, LayerNorm Scaling and Peri-LN.");
-  std::vector<std::string> rows;
-  int ok = -1;
-  std::int64_t deepest = 0;
-  for (auto d : grid_depths(s)) {
-    const int t = w.trains_at("llama", d);
-    if (t < 0) continue;
-    rows.push_back("L=" + std::to_string(d) + ": " + w.grid_cell("llama", d));
-    ok = ok < 0 ? t : std::min(ok, t);
-    deepest = d;
-  }
-  if (!rows.empty()) w.doc().bullets(rows);
-  if (ok < 0 || deepest < 128)
-    w.verdict(Verdict::not_measured, "LLaMA was trained up to " + std::to_string(deepest) + " layers only (--deep-placements llama --deep-depths 128)");
-  else w.verdict(ok == 1 ? Verdict::supported : Verdict::not_supported,
-                 ok == 1 ? "LLaMA trains at every grid depth up to 128." : "LLaMA fails at a grid depth up to 128 (above).");
-  auto deep_drop = [&](const std::string& p) {
-    return w.of_measured(p, [&](const TrainedRecord& x) { return droppable_share_deep_half(x, s.skip_threshold); });
-  };
-  const Stat pre = deep_drop("pre");
-  study::Table t({"placement", "ineffective share of the deeper half"});
-  for (const std::string p : {"pre", "lns", "peri", "llama", "mixln"})
-    if (deep_drop(p).n) t.add({label(p), fmt_stat(deep_drop(p))});
-  w.doc().table(t);
-  for (const std::string p : {"lns", "peri"}) {
-    const Stat q = deep_drop(p);
-    if (!pre.n || !q.n) {
-      w.verdict(Verdict::not_measured, "Pre-LN and " + label(p) + " did not both train at --skip-depth " + std::to_string(s.skip_depth));
-      continue;
-    }
-    // Where every deeper block of both is droppable, the measure has nothing to separate: the
-    // models do not use their depth yet (a longer run does).
-    if (pre.mean == 1 && q.mean == 1) {
-      w.verdict(Verdict::not_measured, label(p) + " and Pre-LN: every deeper block of both is droppable after " +
-                                           std::to_string(s.train.steps) + " steps, so no difference can show (more --steps)");
-      continue;
-    }
-    const bool fixes = q.mean + q.sd < pre.mean - pre.sd;
-    w.verdict(fixes ? Verdict::supported : Verdict::not_supported,
-              label(p) + ": " + fmt_stat(q) + " of the deeper blocks ineffective, Pre-LN " + fmt_stat(pre) +
-                  (fixes ? "." : pre.mean == 0 ? ": Pre-LN has no ineffective deep block to fix here." : ": no fix beyond the spread."));
-  }
+  // The ratio of best learning rates, seed by seed, on the log scale (a ratio's spread is
+  // multiplicative): the geometric mean and its 95% paired t-interval (summary.hpp). The
+  // claim has a direction (> 1) and a size (1.2–1.3):
+  //   supported      the interval lies above 1 and reaches into [1.2, 1.3];
+  //   not supported  it lies below 1; or inside (1/1.1, 1.1), no difference of even 10%
+  //                  (half the claimed 20%); or above 1 but wholly below 1.2 or above 1.3;
+  //   inconclusive   otherwise, with the seeds that would settle it.
+  std::vector<double> pre, post;
+  for (auto seed : s.seeds) pre.push_back(best_lr(w.r, s, "pre", seed)), post.push_back(best_lr(w.r, s, "post", seed));
+  const Interval q = paired_log_ratio_interval(pre, post);
+  const std::string what = "Pre-LN's best lr / Post-LN's (the claim: 1.2–1.3)";
+  w.doc().paragraph("The verdict takes the 95% interval of the ratio Pre-LN / Post-LN of the best learning rates, seed "
+                    "by seed, from the paired t-interval of their logarithms: supported when it lies above 1 and reaches "
+                    "into 1.2–1.3; not supported below 1, inside 1/1.1–1.1 (no difference of even 10%), or above 1 but "
+                    "outside 1.2–1.3; inconclusive otherwise.");
+  if (q.n == 0) w.verdict(Verdict::not_measured, "Pre-LN or Post-LN diverged at every learning rate of the sweep for every seed.");
+  else if (judge(q, 1, 0.1) == Call::supported && (q.high < 1.2 || q.low > 1.3))
+    w.verdict(Verdict::not_supported, what + ": " + fmt_interval(q) + ": Pre-LN needs a higher lr, but " +
+                                          (q.high < 1.2 ? "less than 20% higher." : "more than 30% higher."));
+  else interval_verdict(w, what, q, 1, 0.1, "1/1.1–1.1");
 }
 
 void claim_10(Writer& w) {

@@ -58,6 +58,30 @@ study::Table grid_table(const Writer& w, const std::vector<std::string>& placeme
   return t;
 }
 
+Call interval_verdict(Writer& w, const std::string& what, const Interval& i, double null_value, double margin,
+                      const std::string& band) {
+  const Call c = judge(i, null_value, margin);
+  const std::string fig = what + ": " + fmt_interval(i), null = fmt(null_value);
+  switch (c) {
+    case Call::supported: w.verdict(Verdict::supported, fig + ", wholly above " + null + ": the claimed direction."); break;
+    case Call::not_supported:
+      w.verdict(Verdict::not_supported, fig + (i.high < null_value ? ", wholly below " + null + ": the other direction."
+                                                                   : ", inside the equivalence band " + band +
+                                                                         ": no difference of a size that matters."));
+      break;
+    case Call::inconclusive: {
+      const std::size_t n = seeds_needed(i, null_value);
+      w.verdict(Verdict::not_measured,
+                "inconclusive: " + fig + " holds " + null + " and reaches beyond " + band + "; " +
+                    (n ? "about " + std::to_string(n) + " seeds would settle it if the effect stayed this size (--seeds)."
+                       : "no effect at all shows, so no number of seeds would settle it."));
+      break;
+    }
+    case Call::too_few: w.verdict(Verdict::not_measured, fig + ": fewer than 2 seeds measured both, so no interval (--seeds)."); break;
+  }
+  return c;
+}
+
 std::string unreached(const std::string& what, const std::string& option) {
   return what + " was not part of this run (" + option + ")";
 }

@@ -97,7 +97,25 @@ struct Writer {
     for (auto* t : measured(p)) v.push_back(f(*t));
     return stat_of(v);
   }
+  // f of each run, placed by its seed in the order of --seeds (NaN for a seed without a run):
+  // two placements' vectors line up seed by seed, the form the paired intervals take.
+  std::vector<double> by_seed(const std::vector<const TrainedRecord*>& runs,
+                              const std::function<double(const TrainedRecord&)>& f) const {
+    std::vector<double> v(s.seeds.size(), NAN);
+    for (auto* t : runs)
+      for (std::size_t k = 0; k < s.seeds.size(); ++k)
+        if (s.seeds[k] == t->seed) v[k] = f(*t);
+    return v;
+  }
 };
+
+// The verdict on a claimed effect from its 95% interval (summary.hpp's judge(): null 0 for a
+// difference, 1 for a ratio; margin the equivalence band, named in `band`, e.g. "±0.05"):
+// supported or not supported as judge() calls it, saying why; "not measured" starting with
+// "inconclusive", with the interval and the seeds that would settle it; "not measured" under 2
+// seeds. `what` names the figure: "Pre-LN − Post-LN mean cosine". Returns the call.
+Call interval_verdict(Writer& w, const std::string& what, const Interval& i, double null_value, double margin,
+                      const std::string& band);
 
 // "3,6,12"
 std::string depth_list(const std::vector<std::int64_t>& d);
@@ -131,5 +149,6 @@ void claim_7(Writer& w);
 void claim_8(Writer& w);
 void claim_9(Writer& w);
 void claim_10(Writer& w);
+void claim_11(Writer& w);
 
 }  // namespace depth_study

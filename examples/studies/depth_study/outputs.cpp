@@ -19,8 +19,8 @@ const std::vector<CsvSpec>& csv_specs() {
       {"profile.csv", {"init", "placement", "outcome", "depth", "seed", "layer", "grad_norm", "rms", "emb_output_grad"}, 3},
       {"runs.csv",
        {"stage", "placement", "setup", "outcome", "depth", "lr", "seed", "steps_done", "initial_loss", "final_train_loss",
-        "plateau", "val_loss", "mean_cosine", "droppable_share", "seconds"},
-       4},
+        "plateau", "val_loss", "mean_cosine", "droppable_share", "seconds", "norm_grad_trend"},
+       4, 1},  // norm_grad_trend: vanishing, exploding or steady (summary.hpp's norm_grad_trend; claim 11)
       {"skip.csv", {"placement", "outcome", "depth", "lr", "seed", "layer", "cosine_to_previous", "val_loss", "skipped_val_loss"}, 2},
       {"translate.csv", {"placement", "outcome", "layers", "seed", "val_loss", "exact_match", "token_accuracy", "seconds"}, 2},
   };
@@ -43,7 +43,8 @@ std::vector<study::Table> tables(const Settings& s, const Results& r) {
     runs.add({t.stage, t.variant->name, t.setup.name(), t.outcome, cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)),
               cell(static_cast<std::int64_t>(t.train.loss.size())), number(t.train.initial_loss), number(t.train.final_loss),
               number(t.train.plateau), number(t.train.val_loss), t.measured_after ? number(mean_cosine(t.after)) : "",
-              t.measured_after ? number(droppable_share(t, s.skip_threshold)) : "", number(t.train.seconds)});
+              t.measured_after ? number(droppable_share(t, s.skip_threshold)) : "", number(t.train.seconds),
+              norm_grad_trend(t.train.norm_grad_norm, t.setup.warmup)});
     if (!t.measured_after) continue;
     for (std::size_t l = 0; l < t.skip_losses.size(); ++l)
       skip.add({t.variant->name, t.outcome, cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)), cell(std::int64_t(l + 1)),

@@ -35,6 +35,132 @@ std::string fmt_stat(const Stat& s, int significant) {
   return study::fmt(s.mean, significant) + " ± " + study::fmt(s.sd, 2);
 }
 
+// ---------------------------------------------------------------- intervals
+
+double t_quantile_975(std::size_t dof) {
+  // Student's t, 97.5th percentile, dof 1..30 (any statistics table).
+  static const double table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+                                 2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+                                 2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
+  if (dof == 0) return NAN;
+  if (dof <= 30) return table[dof - 1];
+  const double z = 1.959964, v = static_cast<double>(dof);
+  const double z3 = z * z * z, z5 = z3 * z * z;
+  return z + (z3 + z) / (4 * v) + (5 * z5 + 16 * z3 + 3 * z) / (96 * v * v);
+}
+
+Interval t_interval(const std::vector<double>& v) {
+  const Stat s = stat_of(v);
+  Interval i{s.mean, NAN, NAN, s.n, "t", false};
+  if (s.n < 2) return i;
+  const double half = t_quantile_975(s.n - 1) * s.sd / std::sqrt(static_cast<double>(s.n));
+  i.low = s.mean - half, i.high = s.mean + half;
+  return i;
+}
+
+Interval paired_t_interval(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> d;
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k)
+    if (std::isfinite(a[k]) && std::isfinite(b[k])) d.push_back(a[k] - b[k]);
+  Interval i = t_interval(d);
+  i.method = "paired t";
+  return i;
+}
+
+Interval welch_t_interval(const std::vector<double>& a, const std::vector<double>& b) {
+  const Stat sa = stat_of(a), sb = stat_of(b);
+  Interval i{sa.mean - sb.mean, NAN, NAN, std::min(sa.n, sb.n), "Welch t", false};
+  if (sa.n < 2 || sb.n < 2) return i;
+  const double va = sa.sd * sa.sd / static_cast<double>(sa.n), vb = sb.sd * sb.sd / static_cast<double>(sb.n);
+  const double se = std::sqrt(va + vb);
+  // ν by Welch–Satterthwaite; both spreads 0 gives 0/0: the interval is then the point itself.
+  const double nu = (va + vb) * (va + vb) / (va * va / static_cast<double>(sa.n - 1) + vb * vb / static_cast<double>(sb.n - 1));
+  const std::size_t dof = std::isfinite(nu) ? std::max<std::size_t>(1, static_cast<std::size_t>(nu)) : sa.n + sb.n - 2;
+  i.low = i.estimate - t_quantile_975(dof) * se, i.high = i.estimate + t_quantile_975(dof) * se;
+  return i;
+}
+
+Interval paired_log_ratio_interval(const std::vector<double>& a, const std::vector<double>& b) {
+  std::vector<double> la, lb;
+  for (std::size_t k = 0; k < std::min(a.size(), b.size()); ++k) {
+    const bool ok = a[k] > 0 && b[k] > 0;  // false for NaN too
+    la.push_back(ok ? std::log(a[k]) : NAN), lb.push_back(ok ? std::log(b[k]) : NAN);
+  }
+  Interval i = paired_t_interval(la, lb);
+  i.estimate = std::exp(i.estimate), i.low = std::exp(i.low), i.high = std::exp(i.high);
+  i.method = "paired t on log", i.log_scale = true;
+  return i;
+}
+
+Interval wilson_interval(std::size_t k, std::size_t n) {
+  Interval i{NAN, NAN, NAN, n, "Wilson", false};
+  if (n == 0) return i;
+  const double z = 1.959964, nn = static_cast<double>(n), p = static_cast<double>(k) / nn;
+  const double centre = (p + z * z / (2 * nn)) / (1 + z * z / nn);
+  const double half = z * std::sqrt(p * (1 - p) / nn + z * z / (4 * nn * nn)) / (1 + z * z / nn);
+  i.estimate = p, i.low = std::max(0.0, centre - half), i.high = std::min(1.0, centre + half);
+  return i;
+}
+
+std::string fmt_interval(const Interval& i, int significant) {
+  if (i.n == 0) return "– (" + i.method + ", no " + std::string(i.method == "Wilson" ? "runs" : "seeds") + ")";
+  const std::string unit = i.method == "Wilson" ? " run" : " seed";
+  const std::string count = std::to_string(i.n) + unit + (i.n == 1 ? "" : "s");
+  if (!std::isfinite(i.low)) return study::fmt(i.estimate, significant) + " (" + i.method + ", " + count + ": no interval)";
+  return study::fmt(i.estimate, significant) + " [" + study::fmt(i.low, significant) + ", " + study::fmt(i.high, significant) +
+         "] (" + i.method + ", " + count + ")";
+}
+
+Call judge(const Interval& i, double null_value, double margin) {
+  if (i.n < 2 || !std::isfinite(i.low) || !std::isfinite(i.high)) return Call::too_few;
+  if (i.low > null_value) return Call::supported;
+  if (i.high < null_value) return Call::not_supported;
+  const double lo = i.log_scale ? null_value / (1 + margin) : null_value - margin;
+  const double hi = i.log_scale ? null_value * (1 + margin) : null_value + margin;
+  if (i.low > lo && i.high < hi) return Call::not_supported;  // equivalent: any effect is smaller than the margin
+  return Call::inconclusive;
+}
+
+std::size_t seeds_needed(const Interval& i, double null_value) {
+  const auto to_scale = [&](double x) { return i.log_scale ? std::log(x) : x; };
+  const double effect = std::abs(to_scale(i.estimate) - to_scale(null_value));
+  const double half = (to_scale(i.high) - to_scale(i.low)) / 2;
+  if (!(effect > 0) || !std::isfinite(half)) return 0;
+  const double ratio = half / effect;
+  return static_cast<std::size_t>(std::ceil(static_cast<double>(i.n) * ratio * ratio));
+}
+
+// ---------------------------------------------------------------- the norm-gradient printout
+
+TraceEnds trace_ends(const std::vector<double>& trace, std::int64_t warmup) {
+  TraceEnds e;
+  if (trace.empty()) return e;
+  for (double g : trace) e.non_finite = e.non_finite || !std::isfinite(g);
+  if (e.non_finite) return e;
+  std::size_t skip = static_cast<std::size_t>(std::max<std::int64_t>(0, warmup));
+  if (skip + 2 > trace.size()) skip = 0;  // stopped inside the warm-up: read all of it
+  const std::vector<double> part(trace.begin() + static_cast<std::ptrdiff_t>(skip), trace.end());
+  const std::size_t tenth = std::max<std::size_t>(1, part.size() / 10);
+  e.first = study::mean(std::vector<double>(part.begin(), part.begin() + static_cast<std::ptrdiff_t>(tenth)));
+  e.last = study::mean_of_last(part, tenth);
+  e.peak = *std::max_element(part.begin(), part.end());
+  return e;
+}
+
+std::string norm_grad_trend(const std::vector<double>& trace, std::int64_t warmup) {
+  if (trace.empty()) return "";
+  const TraceEnds e = trace_ends(trace, warmup);
+  if (e.non_finite) return "exploding";
+  // No gradient at the start: it vanishes if none comes later either; one that appears is the
+  // model starting to use its norms, not an explosion.
+  if (e.first == 0) return e.last == 0 ? "vanishing" : "steady";
+  if (e.peak > 100 * e.first) return "exploding";
+  if (e.last < 0.01 * e.first) return "vanishing";
+  return "steady";
+}
+
+// ---------------------------------------------------------------- the runs
+
 std::vector<const TrainedRecord*> runs_of(const Results& r, const std::string& stage, const std::string& placement,
                                           std::int64_t depth, double lr, const Setup& setup) {
   std::vector<const TrainedRecord*> out;
