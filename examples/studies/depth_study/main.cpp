@@ -61,6 +61,8 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--setup-placements", s.setup_placements, std::vector<std::string>{"post", "pre"});
   unless_given(app, "--setup-depth", s.setup_depth, 2);
   unless_given(app, "--setups", s.setups, std::vector<std::string>{"untied:gpt2-unscaled:4", "tied:gpt2:4"});
+  unless_given(app, "--budget-fractions", s.budget_fractions, std::vector<double>{0.5});
+  unless_given(app, "--budget-placements", s.budget_placements, std::vector<std::string>{"post", "pre"});
   unless_given(app, "--translate-layers", s.translate_layers, std::vector<std::int64_t>{1});
   unless_given(app, "--translate-steps", s.translate_steps, 10);
   unless_given(app, "--translate-d-model", s.translate_d_model, 16);
@@ -70,16 +72,30 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--threads", s.threads, 1);
 }
 
-// --full: the complete study, for every setting not given on the command line.
+// --full: the larger study, for every setting not given on the command line: d_model 64,
+// 4,000 steps (2,048,000 tokens a run, 10× the default), 5 seeds. A block-step costs about
+// 2.5 ms at d_model 64 on one core, so a run of L blocks costs about 10·L seconds; the plan
+// below is about 2,600 block-runs (7 placements at 6 and 24 blocks, the deepest placements
+// at 128, the lr sweep), sized for about 4 hours on 2 cores. docs/depth-study.md says what
+// it leaves to a larger machine: every placement at every depth to 128 alone would cost
+// about 10 times as much.
 void apply_full_sizes(Settings& s, const CLI::App& app) {
   using study::unless_given;
   unless_given(app, "--d-model", s.shape.d_model, 64);
-  unless_given(app, "--steps", s.train.steps, 300);
-  unless_given(app, "--depths", s.depths, std::vector<std::int64_t>{3, 6, 12, 24, 48, 96, 128});
-  unless_given(app, "--deep-depths", s.deep_depths, std::vector<std::int64_t>{});
-  unless_given(app, "--lrs", s.lrs, std::vector<double>{3e-4, 1e-3, 3e-3});
-  unless_given(app, "--lr-sweep", s.lr_sweep, std::vector<double>{3e-4, 5e-4, 7e-4, 1e-3, 1.4e-3, 2e-3, 2.8e-3, 4e-3, 8e-3});
+  unless_given(app, "--steps", s.train.steps, 4000);
+  unless_given(app, "--warmup", s.train.warmup, 200);
+  unless_given(app, "--depths", s.depths, std::vector<std::int64_t>{6, 24});
+  unless_given(app, "--lrs", s.lrs, std::vector<double>{1e-3});
+  unless_given(app, "--deep-placements", s.deep_placements, std::vector<std::string>{"none", "pre", "llama"});
+  unless_given(app, "--deep-depths", s.deep_depths, std::vector<std::int64_t>{128});
+  unless_given(app, "--deep-lr", s.deep_lr, 1e-3);
+  unless_given(app, "--skip-depth", s.skip_depth, 24);
+  unless_given(app, "--lr-sweep", s.lr_sweep, std::vector<double>{5e-4, 1e-3, 2e-3, 4e-3});
   unless_given(app, "--seeds", s.seeds, std::vector<std::uint64_t>{1, 2, 3, 4, 5});
+  unless_given(app, "--setups", s.setups, std::vector<std::string>{"untied:gpt2-unscaled:200", "untied:gpt2:200",
+                                                                   "untied:gpt2-unscaled:800"});
+  unless_given(app, "--setup-placements", s.setup_placements, std::vector<std::string>{"peri"});
+  unless_given(app, "--budget-fractions", s.budget_fractions, std::vector<double>{});
   unless_given(app, "--translate-steps", s.translate_steps, 300);
   unless_given(app, "--translate-d-model", s.translate_d_model, 64);
   unless_given(app, "--profile-placements", s.profile_placements, variant_names());
@@ -120,6 +136,9 @@ std::string full_command(const Settings& s) {
            {"--setup-placements", comma_list(s.setup_placements)},
            {"--setup-depth", i(s.setup_depth)},
            {"--setups", comma_list(s.setups)},
+           {"--budget-fractions", comma_list(s.budget_fractions)},
+           {"--budget-placements", comma_list(s.budget_placements)},
+           {"--budget-lr", s.budget_lr ? "on" : "off"},
            {"--translate-placements", comma_list(s.translate_placements)},
            {"--translate-layers", comma_list(s.translate_layers)},
            {"--translate-steps", i(s.translate_steps)},
@@ -188,6 +207,12 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--setup-depth", s.setup_depth, "depth of the setups stage")->check(cli::range(1, 1024));
   app.add_option("--setups", s.setups, "HEAD:INIT:WARMUP, comma-separated, compared side by side (e.g. tied:gpt2:15)")
       ->delimiter(',');
+  app.add_option("--budget-fractions", s.budget_fractions, "the budget stage's steps, as fractions of --steps ('' for none)")
+      ->delimiter(',')->check(cli::range(0.0, 1.0) | CLI::IsMember({""}));
+  placements("--budget-placements", s.budget_placements, "placements of the grid run again at --budget-fractions");
+  app.add_option_function<std::string>("--budget-lr", [&](const std::string& v) { s.budget_lr = v == "on"; },
+                                        "on: the lr stage's runs too at --budget-fractions (the default), or off")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--translate-placements", s.translate_placements, "placements of the translation stage")->delimiter(',');
   depths("--translate-layers", s.translate_layers, "layers per side of the translation stage ('' for none)");
   app.add_option("--translate-steps", s.translate_steps, "training steps per translation run")->check(cli::positive);
@@ -203,9 +228,10 @@ void add_options(CLI::App& app, Settings& s) {
                                    "mpirun, the cores of a machine shared by its ranks)")
       ->check(cli::range(0, 64));
   app.add_flag("--restart", s.restart, "discard the records of earlier runs in --out/records instead of resuming from them");
+  app.add_flag("--dry-run", s.dry_run, "print the plan (its runs and block-steps, what is already recorded) and run nothing");
   app.add_option("--worker", s.worker, "(internal) run share i of the plan")->group("");
   app.add_option("--worker-file", s.worker_file, "(internal) where a worker saves its records")->group("");
-  app.add_flag("--full", s.full, "the complete study: d_model 64, 300 steps, every placement at depths up to 128 and 3 lrs, 5 seeds");
+  app.add_flag("--full", s.full, "the larger study: d_model 64, 4,000 steps (2M tokens a run), 5 seeds, to 128 blocks (docs/depth-study.md)");
   study::add_machinery_options(app, s, "tiny sizes for any size not given: a few seconds",
                                "exit non-zero unless the outputs exist and hold sane values, and Pre-LN's loss fell");
   app.footer(variant_help());
@@ -219,6 +245,7 @@ void validate(Settings& s, const CLI::App& app) {
   s.setup.warmup = s.train.warmup;
   for (auto* list : {&s.profile_depths, &s.depths, &s.deep_depths, &s.translate_layers}) std::erase(*list, 0);  // '' reads as 0
   std::erase(s.profile_inits, std::string());
+  std::erase(s.budget_fractions, 0.0);  // '' reads as 0
   if (s.seeds.empty()) throw ValueError("--seeds: at least one seed");
   for (const std::string& text : s.setups) Setup::parse(text);  // throws, naming the bad part
   for (const std::string& p : s.translate_placements) nn::placement_from_name(p);
@@ -243,7 +270,7 @@ study::CheckResult run_study(Settings& s, const std::string& invoked) {
     std::fprintf(stderr, "depth_study: rank %d: error: %s\n", ranks.rank(), e.what());
     ranks.abort();
   }
-  if (!ranks.lead()) return {};
+  if (!ranks.lead() || s.dry_run) return {};
   results.info.invoked = invoked;
   const std::vector<std::string> written = write_outputs(s.out, s, results);
   std::printf("wrote %zu files into %s: report.html, report.md, CSV files and SVG charts\n", written.size(), s.out.c_str());

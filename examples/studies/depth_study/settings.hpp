@@ -13,9 +13,12 @@
 //   translate examples/translate's encoder-decoders at several depths (claim 7)
 //   torch     a subset of the grid again in PyTorch, on the same data and settings
 //
-// The defaults (d_model 32, 4 heads, 32 tokens of context, batches of 16, 80 steps, 3 seeds)
-// were sized so that the default run finishes in about ten minutes on 2 cores; --full runs the
-// complete study (docs/depth-study.md gives its runtime).
+//   budget    runs of the grid and the lr stage again at fractions of the steps: how each
+//             claim's figure moves with the budget
+//
+// The defaults (d_model 48, 4 heads, 32 tokens of context, batches of 16, 400 steps: 204,800
+// tokens a run, 3 seeds) were sized so that the default run finishes in about twenty minutes
+// on 2 cores; --full runs the larger study (docs/depth-study.md gives its plan and runtime).
 #pragma once
 
 #include <algorithm>
@@ -33,7 +36,7 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   std::string tokenizer = "char";
   std::int64_t bpe_vocab = 512;
   // the model and training every stage shares
-  ModelShape shape{32, 4, 32};
+  ModelShape shape{48, 4, 32};
   Setup setup;  // init, head; its warm-up is --warmup
   TrainOptions train;
   std::vector<std::uint64_t> seeds = {1, 2, 3};
@@ -49,29 +52,31 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   std::vector<std::string> profile_inits = {"gpt2", "pytorch", "xavier"};
   std::vector<std::string> profile_init_placements = {"none", "post", "pre"};
   // grid
-  std::vector<std::string> placements = {"none", "post", "pre", "b2t", "deepnorm", "peri", "mixln", "lns", "llama"};
+  std::vector<std::string> placements = {"none", "post", "pre", "b2t", "peri", "lns", "llama"};
   std::vector<std::int64_t> depths = {3, 6, 12, 24};
-  std::vector<double> lrs = {3e-3, 1e-2};
+  std::vector<double> lrs = {1e-3, 3e-3};
   // the deepest grid runs, for a few placements and one learning rate only: a 128-block run
   // costs as much as a whole row of the grid
   std::vector<std::string> deep_placements = {"none", "pre", "llama"};
-  std::vector<std::int64_t> deep_depths = {48, 128};
-  double deep_lr = 3e-3;
+  std::vector<std::int64_t> deep_depths = {128};
+  double deep_lr = 1e-3;
   // recompute each block's activations in the backward pass (nn::checkpoint) in runs of at
   // least this many blocks: memory of one block instead of L, for a third more compute
-  // (0: never). Off by default: at d_model 32, 128 blocks fit in well under 1 GB.
+  // (0: never). Off by default: at d_model 48, 128 blocks fit in about 1 GB.
   std::int64_t checkpoint_from = 0;
   std::int64_t skip_depth = 12;   // effective depth measured on the grid's runs of this depth
   double skip_threshold = 0.01;   // a block is droppable when skipping it raises the val loss by less than this share
   // lr
-  std::vector<std::string> lr_placements = {"post", "pre", "b2t"};
+  std::vector<std::string> lr_placements = {"post", "pre"};
   std::int64_t lr_depth = 6;
   std::vector<double> lr_sweep = {5e-4, 1e-3, 2e-3, 4e-3, 8e-3};
   // setups
-  std::vector<std::string> setup_placements = {"post", "pre", "b2t"};
+  std::vector<std::string> setup_placements = {"post", "pre", "b2t", "peri"};
   std::int64_t setup_depth = 6;
-  std::vector<std::string> setups = {"untied:gpt2-unscaled:15", "tied:gpt2:15", "untied:gpt2:15", "tied:gpt2-unscaled:15",
-                                     "untied:pytorch:15", "untied:xavier:15", "untied:gpt2-unscaled:0"};
+  // the default setup, the tied head, GPT-2's scaled init, no warm-up and a warm-up four times
+  // as long (Peri-LN's result beside its init and warm-up variants)
+  std::vector<std::string> setups = {"untied:gpt2-unscaled:40", "tied:gpt2:40", "untied:gpt2:40", "untied:gpt2-unscaled:0",
+                                     "untied:gpt2-unscaled:160"};
   // budget: the grid's runs of these placements, and the lr stage's runs, again at these
   // fractions of --steps: the report charts each figure against the steps
   std::vector<double> budget_fractions = {0.25, 0.5};
@@ -91,13 +96,14 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   // a worker is started with --worker i --worker-file F
   std::int64_t jobs = 0;  // 0: one per core, shared by the mpirun ranks on the machine (1 under --smoke)
   bool restart = false;   // discard the records of earlier runs in --out/records (records.hpp)
+  bool dry_run = false;   // print the plan and its cost, run nothing
   std::int64_t worker = -1;
   std::string worker_file;
   std::vector<std::string> argv;  // the command line, for the workers
 
   Settings() {
     seed = 1, out = "depth_study_out";
-    train.batch = 16, train.steps = 80, train.lr = 3e-3;
+    train.batch = 16, train.steps = 400, train.warmup = 40, train.lr = 3e-3;
   }
 };
 

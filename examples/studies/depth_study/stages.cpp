@@ -263,7 +263,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
         });
 
   // ---- run it (plan.hpp): the runs not yet recorded, over the ranks and worker processes
-  const RecordStore store(s.out + "/records", shared_key(s), s.restart && s.worker < 0);
+  const RecordStore store(s.out + "/records", shared_key(s), s.restart && s.worker < 0 && !s.dry_run);
   std::unique_ptr<training::Progress> progress;
   auto make_progress = [&](double work) -> training::Progress& {
     progress = std::make_unique<training::Progress>(work);
@@ -291,6 +291,17 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
                 static_cast<long long>(s.train.steps), tasks.size(), total_cost, static_cast<long long>(s.jobs),
                 ranks.world() > 1 ? (" per rank, " + std::to_string(ranks.world()) + " ranks").c_str() : "");
     std::fflush(stdout);
+  }
+  if (s.dry_run) {
+    std::size_t recorded = 0;
+    double left = 0;
+    for (const Task& t : tasks)
+      if (store.has(t.key)) ++recorded;
+      else left += t.cost;
+    if (ranks.lead())
+      std::printf("dry run: %zu of the %zu runs are recorded in %s; %.3g block-steps left to run\n", recorded, tasks.size(),
+                  store.dir().c_str(), left);
+    return res;
   }
   Results recorded = run_plan(s, tasks, store, ranks, make_progress);
   if (!ranks.lead()) return res;  // rank 0 writes the report
