@@ -19,6 +19,21 @@ add_test(NAME examples.report_html_render
           ${CMAKE_BINARY_DIR}/examples/depth_study_test/report_html.png)
 set_tests_properties(examples.report_html_render PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out SKIP_RETURN_CODE 77 TIMEOUT 180)
+# The report as a reader opens it (check_depth_study_report.py): every verdict at the top links to
+# its claim's section in report.md and report.html, every chart has a caption, and the
+# deepest-trainable-depth chart draws every placement.
+tapegrad_add_test(NAME examples.depth_study_report_reads
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_depth_study_report.py ${CMAKE_BINARY_DIR}/examples/depth_study_test)
+set_tests_properties(examples.depth_study_report_reads PROPERTIES
+  FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "verdicts linked to their sections")
+# Three steps: nothing trains, so every placement of the deepest-trainable-depth chart must be
+# drawn on its "none" row (a log depth axis would leave them all out).
+tapegrad_add_test(NAME examples.depth_study_untrained_drawn
+  COMMAND bash -c "\"$0\" --smoke --steps 3 --warmup 1 --out \"$1\" > /dev/null &&
+    python3 \"$2\" \"$1\" --all-untrained"
+    $<TARGET_FILE:depth_study> ${CMAKE_BINARY_DIR}/examples/depth_study_untrained_test
+    ${CMAKE_CURRENT_SOURCE_DIR}/check_depth_study_report.py)
+set_tests_properties(examples.depth_study_untrained_drawn PROPERTIES PASS_REGULAR_EXPRESSION "placements drawn on the none row")
 # --jobs 2: the same smoke plan in two worker processes gives the same records, in the same
 # order, as the one-process run above (only the seconds columns differ).
 tapegrad_add_test(NAME examples.depth_study_jobs_match

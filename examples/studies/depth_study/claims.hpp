@@ -21,6 +21,7 @@
 // measurement into a verdict are in claims.cpp, next to each claim's section.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,6 +41,7 @@ struct Report {
   study::Document document{"Depth study"};
   std::vector<std::pair<std::string, study::LineChart>> charts;  // file name, chart
   std::vector<ClaimVerdict> verdicts;                             // every part of every claim
+  std::map<int, std::string> sections;  // claim number -> its heading's id, the target of its verdicts' links
 };
 
 Report build_report(const Settings& s, const Results& r);
