@@ -125,6 +125,7 @@ table { border-collapse: collapse; font-size: 0.92em; }
 th, td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: #eaeef2; }
 tbody tr:nth-child(even) { background: #f6f8fa; }
+td a { white-space: nowrap; }
 figure.chart { margin: 1.2em 0; }
 figure.chart svg { display: block; max-width: 100%; height: auto; }
 figure.chart figcaption { color: #57606a; font-size: 0.92em; margin-top: 0.4em; max-width: 720px; }

@@ -92,6 +92,22 @@ add_test(NAME examples.depth_study_torch_twin
           --dir ${CMAKE_CURRENT_BINARY_DIR}/depth_study_torch_twin_test)
 set_tests_properties(examples.depth_study_torch_twin PROPERTIES
   SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "TAPEGRAD_NUM_THREADS=1")
+# The script runs torch on one thread by default, its BLAS and OpenMP too, and refuses a torch that
+# keeps another count: checked against a stand-in torch, so it runs without PyTorch.
+tapegrad_add_test(NAME examples.depth_study_torch_threads
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/depth_study_torch_threads.py
+          ${PROJECT_SOURCE_DIR}/examples/studies/depth_study/depth_study_torch.py)
+set_tests_properties(examples.depth_study_torch_threads PROPERTIES PASS_REGULAR_EXPRESSION "torch on 1 thread by default")
+# The twin's place in the report, without PyTorch: fake_torch_python.py stands in for the python
+# with torch (it refuses any thread count but 1, and takes a second); the report's setup and twin
+# sections must give its wall time and its one thread.
+tapegrad_add_test(NAME examples.depth_study_torch_time_reported
+  COMMAND bash -c "\"$0\" --smoke --torch on --python \"$1\" --out \"$2\" > /dev/null &&
+    grep -o 'of which the PyTorch twin took [0-9:]* ([0-9.]* s, 1 thread)' \"$2/report.md\" &&
+    grep -o 'Its [0-9]* runs, one after another, took [0-9:]* ([0-9.]* s, 1 thread)' \"$2/report.md\""
+    $<TARGET_FILE:depth_study> ${CMAKE_CURRENT_SOURCE_DIR}/fake_torch_python.py ${CMAKE_BINARY_DIR}/examples/depth_study_fake_torch)
+set_tests_properties(examples.depth_study_torch_time_reported PROPERTIES
+  PASS_REGULAR_EXPRESSION "twin took [0-9]+:[0-9]+ \\([1-9][0-9.]* s, 1 thread\\).*one after another, took [0-9]+:[0-9]+ \\([1-9][0-9.]* s, 1 thread\\)")
 # The same with the study's default setup: an untied head and GPT-2's init without the
 # residual-projection scaling.
 add_test(NAME examples.depth_study_torch_twin_untied

@@ -19,11 +19,11 @@ namespace {
 
 // ---------------------------------------------------------------- the sections
 
-// "<lead>took 1m 05s (one thread)" when the PyTorch twin ran, else "".
+// "<lead>took 1:05 (65.2 s, 1 thread)" when the PyTorch twin ran, else "".
 std::string torch_time(const TorchOutcome& t, const std::string& lead) {
   if (!t.skipped.empty() || t.runs.empty()) return "";
-  return lead + "took " + tapegrad::training::clock_str(t.seconds) + " (" + std::to_string(t.threads) + " thread" +
-         (t.threads == 1 ? "" : "s") + ")";
+  return lead + "took " + tapegrad::training::clock_str(t.seconds) + " (" + fmt(t.seconds, 3) + " s, " +
+         std::to_string(t.threads) + " thread" + (t.threads == 1 ? "" : "s") + ")";
 }
 
 void setup_section(Writer& w) {

@@ -31,11 +31,12 @@ import time
 
 # One thread by default, as each of tapegrad's worker processes. PyTorch 1.13's CPU matmuls go
 # through OpenBLAS, and its other ops through OpenMP, which start their own threads: keep them
-# to --threads as well (read when the libraries load, so before `import torch`).
+# to --threads as well (read when the libraries load, so before `import torch`), whatever the
+# environment says: the caller's --threads is the count its timings compare on.
 THREADS = argparse.ArgumentParser(add_help=False)
 THREADS.add_argument("--threads", type=int, default=1)
 for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ.setdefault(variable, str(THREADS.parse_known_args()[0].threads))
+    os.environ[variable] = str(THREADS.parse_known_args()[0].threads)
 
 import torch  # noqa: E402  (after the environment is set)
 import torch.nn as nn  # noqa: E402
@@ -240,7 +241,6 @@ def main():
     p.add_argument("dir", help="the folder export_for_torch() wrote")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
-    torch.set_num_interop_threads(1)  # no inter-op parallelism either: the runs are one after another
     # The seconds of a run compare with tapegrad's only on as many threads: refuse to run on others.
     if torch.get_num_threads() != args.threads:
         sys.exit(f"torch runs on {torch.get_num_threads()} threads after set_num_threads({args.threads})")
