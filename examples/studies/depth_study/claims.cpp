@@ -60,8 +60,11 @@ void setup_section(Writer& w) {
 void glance_section(Writer& w, const Report& judged) {
   w.doc().heading("Verdicts at a glance");
   study::Table t({"claim", "verdict", "what was measured"});
-  for (const ClaimVerdict& v : judged.verdicts)
-    t.add({std::to_string(v.claim), "[" + study::verdict_name(v.verdict) + "](#" + judged.sections.at(v.claim) + ")", v.text});
+  for (const ClaimVerdict& v : judged.verdicts) {
+    const auto section = judged.sections.find(v.claim);  // (every claim has one: Writer::section)
+    const std::string name = study::verdict_name(v.verdict);
+    t.add({std::to_string(v.claim), section == judged.sections.end() ? name : "[" + name + "](#" + section->second + ")", v.text});
+  }
   w.doc().table(t, "Each verdict links to its claim's section.");
 }
 
