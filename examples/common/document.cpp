@@ -23,8 +23,8 @@ std::size_t italic_end(std::string_view s, std::size_t begin) {
   return std::string_view::npos;
 }
 
-// The inline Markdown of the texts as HTML: `code` (verbatim), **bold** and *italic* (which may
-// hold the others); all else is escaped text. A mark that never closes stays text, as in Markdown,
+// The inline Markdown of the texts as HTML: `code` (verbatim), **bold**, *italic* and [text](target)
+// (which may hold the others); all else is escaped text. A mark that never closes stays text, as in Markdown,
 // and so does a '*' before a space ("a * b").
 std::string inline_html(std::string_view s) {
   constexpr auto npos = std::string_view::npos;
@@ -33,6 +33,14 @@ std::string inline_html(std::string_view s) {
     if (s[i] == '`') {
       if (const std::size_t end = s.find('`', i + 1); end != npos) {
         out += "<code>" + xml_escape(s.substr(i + 1, end - i - 1)) + "</code>";
+        i = end + 1;
+        continue;
+      }
+    } else if (s[i] == '[') {
+      // A link needs its "](" and its ")"; a lone '[' stays text.
+      const std::size_t mid = s.find("](", i + 1), end = mid == npos ? npos : s.find(')', mid + 2);
+      if (end != npos) {
+        out += "<a href=\"" + xml_escape(s.substr(mid + 2, end - mid - 2)) + "\">" + inline_html(s.substr(i + 1, mid - i - 1)) + "</a>";
         i = end + 1;
         continue;
       }
@@ -57,22 +65,6 @@ std::string inline_html(std::string_view s) {
   return out;
 }
 
-// A heading's id: lower-case ASCII letters and digits, every other run of characters (spaces,
-// punctuation, the bytes of ‖∇) one '-'. Repeated headings get -2, -3, ... (taken: the ids so far).
-std::string slug(const std::string& text, std::set<std::string>& taken) {
-  std::string s;
-  for (unsigned char c : text) {
-    if (c < 128 && std::isalnum(c)) s += static_cast<char>(std::tolower(c));
-    else if (!s.empty() && s.back() != '-') s += '-';
-  }
-  while (!s.empty() && s.back() == '-') s.pop_back();
-  if (s.empty()) s = "section";
-  std::string id = s;
-  for (int n = 2; taken.count(id); ++n) id = s + "-" + std::to_string(n);
-  taken.insert(id);
-  return id;
-}
-
 // "not supported" -> "not-supported", the badge's CSS class.
 std::string verdict_class(Verdict v) {
   std::string name = verdict_name(v);
@@ -89,6 +81,13 @@ std::string fence(const std::string& text) {
     longest = std::max(longest, run);
   }
   return std::string(std::max<std::size_t>(3, longest + 1), '`');
+}
+
+// A caption in italics; by underscores when it has a *italic* of its own (which would end a *...*
+// early).
+std::string italic(const std::string& text) {
+  const char mark = text.find('*') == std::string::npos ? '*' : '_';
+  return mark + text + mark;
 }
 
 // The inline SVG with a viewBox, so that CSS can shrink it to a narrow window (svg() writes none:
@@ -126,8 +125,10 @@ table { border-collapse: collapse; font-size: 0.92em; }
 th, td { border: 1px solid #d0d7de; padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: #eaeef2; }
 tbody tr:nth-child(even) { background: #f6f8fa; }
+td a { white-space: nowrap; }
 figure.chart { margin: 1.2em 0; }
 figure.chart svg { display: block; max-width: 100%; height: auto; }
+figure.chart figcaption { color: #57606a; font-size: 0.92em; margin-top: 0.4em; max-width: 720px; }
 .verdict { border-left: 5px solid var(--c); background: #f6f8fa; padding: 8px 14px; border-radius: 0 6px 6px 0; }
 .verdict .badge { background: var(--c); color: #fff; font-weight: 600; padding: 0.1em 0.5em; border-radius: 4px;
                   margin-right: 0.3em; white-space: nowrap; }
@@ -156,6 +157,40 @@ constexpr const char* kRenderCheck = R"(
 
 }  // namespace
 
+std::string heading_id(const std::string& text, std::set<std::string>& taken) {
+  std::string s;
+  for (std::size_t i = 0; i < text.size();) {
+    // One UTF-8 code point (a stray continuation byte reads as one of its own, and is dropped).
+    const auto lead = static_cast<unsigned char>(text[i]);
+    const std::size_t n = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 1;
+    char32_t c = n == 1 ? lead : lead & (0x7F >> n);
+    for (std::size_t k = 1; k < n && i + k < text.size(); ++k) c = (c << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
+    const std::string bytes = text.substr(i, n);
+    i += n;
+    if (c < 0x80) {
+      if (std::isalnum(static_cast<int>(c))) s += static_cast<char>(std::tolower(static_cast<int>(c)));
+      else if (c == ' ' || c == '-') s += '-';
+      else if (c == '_') s += '_';
+      continue;
+    }
+    const bool latin1 = (c >= 0xC0 && c <= 0xFF && c != 0xD7 && c != 0xF7) || c == 0xAA || c == 0xB5 || c == 0xBA;  // not × ÷
+    const bool letter = latin1 || (c >= 0x100 && c <= 0x24F) || (c >= 0x386 && c <= 0x3FF && c != 0x387) || (c >= 0x400 && c <= 0x4FF);
+    if (!letter) continue;
+    // Lower-case the capitals of Latin-1 (À-Þ) and Greek (Α-Ω), each 0x20 below its small letter.
+    if ((c >= 0xC0 && c <= 0xDE) || (c >= 0x391 && c <= 0x3A9)) {
+      c += 0x20;
+      s += static_cast<char>(0xC0 | (c >> 6)), s += static_cast<char>(0x80 | (c & 0x3F));
+    } else {
+      s += bytes;
+    }
+  }
+  if (s.empty()) s = "section";
+  std::string id = s;
+  for (int n = 1; taken.count(id); ++n) id = s + "-" + std::to_string(n);
+  taken.insert(id);
+  return id;
+}
+
 std::string verdict_name(Verdict v) {
   switch (v) {
     case Verdict::supported: return "supported";
@@ -166,7 +201,7 @@ std::string verdict_name(Verdict v) {
   return "not measured";  // (every enumerator returns above; this quiets -Wreturn-type)
 }
 
-Document::Document(std::string title) : title_(std::move(title)) {}
+Document::Document(std::string title) : title_(std::move(title)) { heading_id(title_, ids_); }
 
 Document::Block& Document::add(Block::Kind kind) {
   Block& b = blocks_.emplace_back();
@@ -174,12 +209,13 @@ Document::Block& Document::add(Block::Kind kind) {
   return b;
 }
 
-void Document::heading(const std::string& text, int level) {
+std::string Document::heading(const std::string& text, int level) {
   // Level 1 is the title's; Markdown and HTML stop at 6.
   if (level < 2 || level > 6)
     throw std::invalid_argument("Document::heading: level " + std::to_string(level) + " (2 to 6; 1 is the title)");
   Block& b = add(Block::Kind::heading);
-  b.level = level, b.text = text;
+  b.level = level, b.text = text, b.id = heading_id(text, ids_);
+  return b.id;
 }
 
 void Document::paragraph(const std::string& text) {
@@ -224,18 +260,14 @@ std::string Document::markdown() const {
         for (const auto& item : b.items) o << "- " << item << '\n';
         break;
       case Block::Kind::table:
-        if (!b.text.empty()) {
-          // In italics; by underscores when the caption has a *italic* of its own (which
-          // would end a *...* early).
-          const char mark = b.text.find('*') == std::string::npos ? '*' : '_';
-          o << mark << b.text << mark << "\n\n";
-        }
+        if (!b.text.empty()) o << italic(b.text) << "\n\n";
         o << b.table.markdown();
         break;
       case Block::Kind::chart: {
         std::string alt;  // a ']' would end the alt text early
         for (char c : b.chart.title) alt += c == ']' || c == '[' ? std::string("\\") + c : std::string(1, c);
         o << "![" << alt << "](" << b.file << ")\n";
+        if (!b.chart.caption.empty()) o << '\n' << italic(b.chart.caption) << '\n';
         break;
       }
       case Block::Kind::code: {
@@ -250,15 +282,10 @@ std::string Document::markdown() const {
 }
 
 std::string Document::html() const {
-  // Every heading gets an id; the level 2 ones are listed in the table of contents.
-  std::set<std::string> taken;
-  std::vector<std::string> ids(blocks_.size());
+  // The level 2 headings are listed in the table of contents, each by its id.
   std::ostringstream toc;
-  for (std::size_t i = 0; i < blocks_.size(); ++i) {
-    if (blocks_[i].kind != Block::Kind::heading) continue;
-    ids[i] = slug(blocks_[i].text, taken);
-    if (blocks_[i].level == 2) toc << "<li><a href=\"#" << ids[i] << "\">" << inline_html(blocks_[i].text) << "</a></li>\n";
-  }
+  for (const Block& b : blocks_)
+    if (b.kind == Block::Kind::heading && b.level == 2) toc << "<li><a href=\"#" << b.id << "\">" << inline_html(b.text) << "</a></li>\n";
 
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -266,11 +293,10 @@ std::string Document::html() const {
     << "<title>" << xml_escape(title_) << "</title>\n<style>" << kStyle << "</style>\n</head>\n<body>\n<main>\n"
     << "<h1>" << xml_escape(title_) << "</h1>\n";
   if (!toc.str().empty()) o << "<nav class=\"toc\" aria-label=\"Contents\">\n<p>Contents</p>\n<ol>\n" << toc.str() << "</ol>\n</nav>\n";
-  for (std::size_t i = 0; i < blocks_.size(); ++i) {
-    const Block& b = blocks_[i];
+  for (const Block& b : blocks_) {
     switch (b.kind) {
       case Block::Kind::heading:
-        o << "<h" << b.level << " id=\"" << ids[i] << "\">" << inline_html(b.text) << "</h" << b.level << ">\n";
+        o << "<h" << b.level << " id=\"" << b.id << "\">" << inline_html(b.text) << "</h" << b.level << ">\n";
         break;
       case Block::Kind::paragraph: o << "<p>" << inline_html(b.text) << "</p>\n"; break;
       case Block::Kind::bullets:
@@ -295,7 +321,11 @@ std::string Document::html() const {
         o << "</tbody>\n</table></div>\n</figure>\n";
         break;
       }
-      case Block::Kind::chart: o << "<figure class=\"chart\">\n" << scalable_svg(b.chart) << "</figure>\n"; break;
+      case Block::Kind::chart:
+        o << "<figure class=\"chart\">\n" << scalable_svg(b.chart);
+        if (!b.chart.caption.empty()) o << "<figcaption>" << inline_html(b.chart.caption) << "</figcaption>\n";
+        o << "</figure>\n";
+        break;
       case Block::Kind::code: o << "<pre><code>" << xml_escape(b.text) << "</code></pre>\n"; break;
       case Block::Kind::verdict:
         o << "<p class=\"verdict " << verdict_class(b.verdict) << "\"><span class=\"badge\">Verdict: "

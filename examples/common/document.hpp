@@ -14,10 +14,18 @@
 //   io::write_file_atomic(dir + "/report.html", doc.html());
 //
 // Paragraphs, bullets, captions and verdict texts take a little inline Markdown: `code`,
-// **bold** and *italic*; everything else is text (HTML-escaped in report.html). report.html
-// renders headings and table cells the same way, as GitHub does in report.md.
+// **bold**, *italic* and [links](#a-heading-id); everything else is text (HTML-escaped in
+// report.html). report.html renders headings and table cells the same way, as GitHub does in
+// report.md.
+//
+// Every heading gets an id when it is added, GitHub's anchor of its text (heading_id below):
+// the same "#claim-3-..." link then leads to the section in report.html and, on GitHub or in
+// any viewer with GitHub's anchors, in report.md:
+//   const std::string id = doc.heading("Claim 3: ...");
+//   doc.paragraph("[supported](#" + id + ")");
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,18 +39,25 @@ enum class Verdict { supported, not_supported, depends, not_measured };
 // "supported", "not supported", "depends", "not measured"
 std::string verdict_name(Verdict v);
 
+// GitHub's anchor of a heading's text (github-slugger): lower case; letters, digits, '-' and '_'
+// kept; each space a '-'; all else (punctuation, symbols such as ‖ ∇ √ –) dropped. Non-ASCII
+// letters are kept for Latin-1, Latin Extended-A/B, Greek and Cyrillic (the scripts a report
+// uses; ε stays), lower-cased for Latin-1 and Greek. taken: the ids so far; a repeated anchor
+// gets -1, -2, ... as on GitHub, and is added to taken.
+std::string heading_id(const std::string& text, std::set<std::string>& taken);
+
 class Document {
  public:
   explicit Document(std::string title);
 
-  // A section heading; level 2 headings make report.html's table of contents.
-  void heading(const std::string& text, int level = 2);
+  // A section heading; level 2 headings make report.html's table of contents. Returns its id.
+  std::string heading(const std::string& text, int level = 2);
   void paragraph(const std::string& text);
   void bullets(const std::vector<std::string>& items);
   // A table, with an optional caption above it.
   void table(const Table& t, const std::string& caption = "");
   // A chart: report.md shows the SVG file svg_file (relative to the report; the caller writes
-  // it), report.html draws the chart inline.
+  // it), report.html draws the chart inline; both write c.caption under it.
   void chart(const LineChart& c, const std::string& svg_file);
   // A command or other preformatted text.
   void code(const std::string& text);
@@ -56,7 +71,7 @@ class Document {
   struct Block {
     enum class Kind { heading, paragraph, bullets, table, chart, code, verdict } kind;
     int level = 0;
-    std::string text, file;
+    std::string text, file, id;  // id: a heading's
     std::vector<std::string> items;
     Table table{{}};
     LineChart chart{"", "", ""};
@@ -67,6 +82,7 @@ class Document {
 
   std::string title_;
   std::vector<Block> blocks_;
+  std::set<std::string> ids_;  // the headings' ids so far, the title's first (GitHub counts it too)
 };
 
 }  // namespace study

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <limits>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 
@@ -135,6 +137,25 @@ void Table::write_csv(const std::string& path) const { tapegrad::io::write_file_
 LineChart::LineChart(std::string title, std::string x_label, std::string y_label)
     : title(std::move(title)), x_label(std::move(x_label)), y_label(std::move(y_label)) {}
 
+namespace {
+// One marker of the given shape centred at (x, y), as an element of its own (cls: "marker" on the
+// plot, "legend-marker" in the legend): placed by a translate, so its centre reads the same for
+// every shape. About 7 px across, the size of the circle of radius 3 it replaces.
+std::string marker_element(const std::string& shape, const std::string& cls, double x, double y, const std::string& paint) {
+  std::ostringstream o;
+  const std::string head = " class=\"" + cls + " " + shape + "\" transform=\"translate(";
+  o << (shape == "circle" ? "<circle" : shape == "square" ? "<rect" : "<polygon") << head << x << ',' << y << ")\" ";
+  if (shape == "circle") o << "r=\"3\" ";
+  else if (shape == "square") o << "x=\"-3\" y=\"-3\" width=\"6\" height=\"6\" ";
+  else if (shape == "triangle") o << "points=\"0,-4 3.6,2.5 -3.6,2.5\" ";
+  else if (shape == "diamond") o << "points=\"0,-4.2 4.2,0 0,4.2 -4.2,0\" ";
+  else if (shape == "triangle-down") o << "points=\"0,4 3.6,-2.5 -3.6,-2.5\" ";
+  else o << "points=\"0,-4 3.8,-1.2 2.4,3.3 -2.4,3.3 -3.8,-1.2\" ";  // pentagon
+  o << paint << "/>\n";
+  return o.str();
+}
+}  // namespace
+
 std::string LineChart::svg() const {
   for (const auto& s : series)
     for (const auto* bars : {&s.y_low, &s.y_high})
@@ -153,6 +174,25 @@ std::string LineChart::svg() const {
   auto drawn = [&](const Series& s, std::size_t i) { return usable(s.y[i]) && usable_x(s.x[i]); };
   auto bar_end = [&](const std::vector<double>& bars, std::size_t i) { return !bars.empty() && usable(bars[i]); };
 
+  // The dodge: the marked series drawn at each point (x, y), in order. The j-th of m series at a
+  // point moves (j - (m - 1) / 2) · kDodge pixels sideways there, line, bar and marker alike.
+  constexpr double kDodge = 7;
+  std::map<std::pair<double, double>, std::vector<std::size_t>> at_point;
+  std::size_t crowd = 1;  // the most series sharing one point
+  for (std::size_t k = 0; k < series.size(); ++k)
+    for (std::size_t i = 0; series[k].markers && i < std::min(series[k].x.size(), series[k].y.size()); ++i) {
+      if (!drawn(series[k], i)) continue;
+      auto& here = at_point[{series[k].x[i], series[k].y[i]}];
+      if (here.empty() || here.back() != k) here.push_back(k);
+      crowd = std::max(crowd, here.size());
+    }
+  auto dodge = [&](std::size_t k, const Series& s, std::size_t i) {
+    if (!s.markers) return 0.0;
+    const auto& here = at_point.at({s.x[i], s.y[i]});
+    const auto j = static_cast<double>(std::find(here.begin(), here.end(), k) - here.begin());
+    return (j - static_cast<double>(here.size() - 1) / 2) * kDodge;
+  };
+
   double x0 = std::numeric_limits<double>::infinity(), x1 = -x0, y0 = x0, y1 = -x0;
   for (const auto& s : series)
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
@@ -164,12 +204,16 @@ std::string LineChart::svg() const {
     }
   const bool empty = !(x0 <= x1);
   if (empty) x0 = 0, x1 = 1, y0 = 0, y1 = 1;
+  for (const auto& [value, label] : y_ticks)
+    if (usable(value)) y0 = std::min(y0, ty(value)), y1 = std::max(y1, ty(value));
   if (x1 == x0) x0 -= 0.5, x1 += 0.5;
   if (y1 == y0) y0 -= 0.5, y1 += 0.5;
-  // Markers and error-bar caps at the first and last x would be cut by the frame: room for them.
+  // Markers and error-bar caps at the first and last x would be cut by the frame: room for them,
+  // and for the widest dodge (half of it each side, plus a marker's half width).
   auto marked = [](const Series& s) { return s.markers || !s.y_low.empty() || !s.y_high.empty(); };
   if (std::any_of(series.begin(), series.end(), marked)) {
-    const double x_pad = 0.03 * (x1 - x0);
+    const double room = (static_cast<double>(crowd - 1) / 2 * kDodge + 6) / pw;  // a share of the plot's width
+    const double x_pad = std::max(0.03, room / (1 - 2 * room)) * (x1 - x0);
     x0 -= x_pad, x1 += x_pad;
   }
   const double pad = 0.04 * (y1 - y0);
@@ -183,11 +227,16 @@ std::string LineChart::svg() const {
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n"
     << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n"
     << "<text x=\"" << left + pw / 2 << "\" y=\"22\" text-anchor=\"middle\" font-size=\"15\">" << xml_escape(title) << "</text>\n";
-  // Grid and tick labels.
-  for (double t : log_y ? log_ticks(y0, y1) : nice_ticks(y0, y1)) {
+  // Grid and tick labels: the explicit y ticks, or nice ones.
+  std::vector<std::pair<double, std::string>> yt;
+  for (const auto& [value, label] : y_ticks)
+    if (usable(value)) yt.emplace_back(ty(value), label);
+  if (y_ticks.empty())
+    for (double t : log_y ? log_ticks(y0, y1) : nice_ticks(y0, y1)) yt.emplace_back(t, fmt(log_y ? std::pow(10.0, t) : t, 3));
+  for (const auto& [t, label] : yt) {
     const double y = top + (1 - (t - y0) / (y1 - y0)) * ph;
     o << "<line x1=\"" << left << "\" x2=\"" << left + pw << "\" y1=\"" << y << "\" y2=\"" << y << "\" stroke=\"#ddd\"/>\n"
-      << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << fmt(log_y ? std::pow(10.0, t) : t, 3) << "</text>\n";
+      << "<text x=\"" << left - 6 << "\" y=\"" << y + 4 << "\" text-anchor=\"end\">" << xml_escape(label) << "</text>\n";
   }
   for (double t : log_x ? log_x_ticks(x0, x1) : nice_ticks(x0, x1, integer_x ? 1 : 0)) {
     const double value = log_x ? std::pow(10.0, t) : t;
@@ -202,11 +251,15 @@ std::string LineChart::svg() const {
   if (empty) o << "<text x=\"" << left + pw / 2 << "\" y=\"" << top + ph / 2 << "\" text-anchor=\"middle\">no finite values</text>\n";
 
   // One polyline per unbroken run of usable points; a single point gets a dot (or its marker).
+  // Each series is a group named after it, so that a reader of the SVG (and a test) finds its parts.
   std::size_t solid = 0, dashed = 0;  // the k-th dashed series takes the k-th solid one's colour
+  std::size_t shapes = 0;             // the k-th marked series takes the k-th shape
   for (std::size_t k = 0; k < series.size(); ++k) {
     const Series& s = series[k];
     const std::size_t n = s.dashed ? dashed++ : solid++;
     const std::string color = kColors[n % 8];
+    const std::string shape = s.markers ? kMarkerShapes[shapes++ % std::size(kMarkerShapes)] : "";
+    o << "<g class=\"series\" data-name=\"" << xml_escape(s.name) << "\">\n";
     // The dash pattern, and the opacity of a faint series (its legend line drawn the same way).
     const std::string stroke = std::string(s.dashed ? " stroke-dasharray=\"7,4\"" : n >= 8 ? " stroke-dasharray=\"2,3\"" : "") +
                              (s.faint ? " stroke-opacity=\"0.35\"" : "");
@@ -223,16 +276,16 @@ std::string LineChart::svg() const {
       run.clear();
     };
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (drawn(s, i)) run.emplace_back(px(s.x[i]), py(s.y[i]));
+      if (drawn(s, i)) run.emplace_back(px(s.x[i]) + dodge(k, s, i), py(s.y[i]));
       else flush();
     }
     flush();
-    // Error bars, then markers on top: a vertical bar with 8 px caps, a circle of radius 3.
+    // Error bars, then markers on top: a vertical bar with 8 px caps, a marker about 7 px across.
     const std::string marker =  // hollow on a dashed series
         s.dashed ? "fill=\"white\" stroke=\"" + color + "\" stroke-width=\"1.5\"" : "fill=\"" + color + "\"";
     for (std::size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       if (!drawn(s, i)) continue;
-      const double x = px(s.x[i]), y = py(s.y[i]);
+      const double x = px(s.x[i]) + dodge(k, s, i), y = py(s.y[i]);
       if (bar_end(s.y_low, i) || bar_end(s.y_high, i)) {
         const double lo = bar_end(s.y_low, i) ? py(s.y_low[i]) : y, hi = bar_end(s.y_high, i) ? py(s.y_high[i]) : y;
         o << "<path fill=\"none\" stroke=\"" << color << "\" stroke-width=\"1.2\" d=\"M" << x << ',' << lo << 'V' << hi;
@@ -240,13 +293,13 @@ std::string LineChart::svg() const {
           if (bar_end(end ? s.y_high : s.y_low, i)) o << 'M' << x - 4 << ',' << (end ? hi : lo) << "h8";
         o << "\"/>\n";
       }
-      if (s.markers) o << "<circle cx=\"" << x << "\" cy=\"" << y << "\" r=\"3\" " << marker << "/>\n";
+      if (s.markers) o << marker_element(shape, "marker", x, y, marker);
     }
     const double ly = top + 8 + 18 * static_cast<double>(k);
     o << "<line x1=\"" << left + pw + 12 << "\" x2=\"" << left + pw + 36 << "\" y1=\"" << ly << "\" y2=\"" << ly
       << "\" stroke=\"" << color << "\" stroke-width=\"2\"" << stroke << "/>\n";
-    if (s.markers) o << "<circle cx=\"" << left + pw + 24 << "\" cy=\"" << ly << "\" r=\"3\" " << marker << "/>\n";
-    o << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\">" << xml_escape(s.name) << "</text>\n";
+    if (s.markers) o << marker_element(shape, "legend-marker", left + pw + 24, ly, marker);
+    o << "<text x=\"" << left + pw + 42 << "\" y=\"" << ly + 4 << "\">" << xml_escape(s.name) << "</text>\n</g>\n";
   }
   o << "</svg>\n";
   return o.str();

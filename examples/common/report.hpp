@@ -17,11 +17,13 @@
 //   s.y_low = {0.4, 0.08, 0.005}, s.y_high = {0.6, 0.12, 0.02};  // error bars (mean ± spread)
 //   s.markers = true;                                            // a dot at each depth
 //   study::Series raw{"loss", steps, losses};  raw.faint = true;  // noisy: drawn light
+//   chart.caption = "Where a line ends, that placement stops training";  // under the chart in a report
 //   chart.write_svg("out/grad_norm.svg");
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace study {
@@ -56,8 +58,11 @@ struct Series {
   // Dashed line. The k-th dashed series takes the colour of the k-th solid one, so a chart of
   // two variants × three tasks shows each task in one colour, each variant in one line style.
   bool dashed = false;
-  // A small circle at each drawn point, for sparse data (a few depths) where a line alone
-  // hides where the measurements are. Hollow on dashed series, filled on solid ones.
+  // A marker at each drawn point, for sparse data (a few depths) where a line alone hides
+  // where the measurements are. Each series of a chart gets its own shape (circle, square,
+  // triangle, diamond, ...: kMarkerShapes), so that series of one colour or on top of each other
+  // stay apart; hollow on dashed series, filled on solid ones. Where several marked series share
+  // a point (the same x and y), each is moved a few pixels sideways ("dodged"), so all show.
   bool markers = false;
   // Drawn light (a third of the opacity): the raw values of a noisy curve whose smoothed
   // version is the series to read, as a training loss. (Series are drawn in order: list it
@@ -70,6 +75,9 @@ struct Series {
   std::vector<double> y_low{}, y_high{};
 };
 
+// The marker shapes, in the order the marked series of a chart take them (then again).
+inline constexpr const char* kMarkerShapes[] = {"circle", "square", "triangle", "diamond", "triangle-down", "pentagon"};
+
 struct LineChart {
   LineChart(std::string title, std::string x_label, std::string y_label);
 
@@ -80,7 +88,13 @@ struct LineChart {
   // powers of ten, and at 2 and 5 times them when the range spans under two decades.
   bool log_x = false;
   bool integer_x = false;  // x ticks at whole numbers only (layers, depths)
+  // Explicit y ticks (value, label), in place of the automatic ones: a categorical axis, as
+  // depths 0 ("none"), 3, 6, 12 drawn at 0, 1, 2, 3. The axis range includes them.
+  std::vector<std::pair<double, std::string>> y_ticks{};
   int width = 720, height = 420;
+  // What the reader should look at, in a sentence or two (inline Markdown): study::Document
+  // writes it under the chart in report.md and report.html. Not part of the SVG itself.
+  std::string caption{};
 
   // Throws std::invalid_argument when a series' y_low or y_high is set with a length other than y's.
   std::string svg() const;

@@ -145,6 +145,11 @@ int main(int argc, char** argv) {
     }
     expect(r.shared_init == contains(o.shared_seeds, r.seed), "started from the wrong weights");
   }
+  // The twin's wall time holds its runs' (and Python's start): the report quotes it.
+  double run_seconds = 0;
+  for (const TorchRun& r : torch.runs) run_seconds += r.seconds;
+  if (!(torch.seconds >= run_seconds && run_seconds > 0))
+    problems.push_back("the script took " + study::fmt(torch.seconds) + " s, its runs " + study::fmt(run_seconds) + " s");
   if (torch.runs.size() != pairs.size()) problems.push_back(std::to_string(torch.runs.size()) + " torch runs, expected " + std::to_string(pairs.size()));
 
   // Over the seeds, each placement's validation loss in both frameworks: mean ± standard deviation.
@@ -172,7 +177,8 @@ int main(int argc, char** argv) {
 
   for (const std::string& problem : problems) std::printf("problem: %s\n", problem.c_str());
   if (!problems.empty()) return 1;
-  std::printf("torch twin: %zu runs sane (torch %s)", torch.runs.size(), torch.torch_version.c_str());
+  std::printf("torch twin: %zu runs sane (torch %s, %lld thread(s), %.1f s)", torch.runs.size(), torch.torch_version.c_str(),
+              static_cast<long long>(torch.threads), torch.seconds);
   if (!o.shared_seeds.empty()) std::printf("; with shared weights, every step's loss within %.2e of tapegrad's", worst_shared);
   std::printf("\n");
   return 0;

@@ -5,8 +5,11 @@
 #include <catch2/catch.hpp>
 
 #include <cmath>
+#include <regex>
+#include <set>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "common/document.hpp"
 
@@ -123,11 +126,11 @@ TEST_CASE("Document::html escapes text and renders the inline Markdown", "[study
 TEST_CASE("Document::html links its level 2 headings from a table of contents", "[study]") {
   const std::string html = sample().html();
   CHECK_THAT(html, Contains("<h2 id=\"claim-1-post-ln-loses-its-gradient\">"));
-  CHECK_THAT(html, Contains("<h2 id=\"claim-1-post-ln-loses-its-gradient-2\">"));
+  CHECK_THAT(html, Contains("<h2 id=\"claim-1-post-ln-loses-its-gradient-1\">"));  // GitHub's -1 for a repeat
   CHECK_THAT(html, Contains("<h3 id=\"details\">Details</h3>"));
   CHECK_THAT(html, Contains("<nav class=\"toc\""));
   CHECK_THAT(html, Contains("<li><a href=\"#claim-1-post-ln-loses-its-gradient\">Claim 1: Post-LN loses its gradient</a></li>\n"
-                            "<li><a href=\"#claim-1-post-ln-loses-its-gradient-2\">Claim 1: Post-LN loses its gradient</a></li>\n"
+                            "<li><a href=\"#claim-1-post-ln-loses-its-gradient-1\">Claim 1: Post-LN loses its gradient</a></li>\n"
                             "<li><a href=\"#reproduce\">Reproduce</a></li>\n</ol>"));
   CHECK(count(html, "href=\"#") == 3);  // no entry for the level 3 heading
   CHECK_THAT(Document("No sections").html(), !Contains("<nav"));
@@ -214,4 +217,121 @@ TEST_CASE("LineChart's log x axis ticks powers of ten over wide ranges", "[study
   for (const char* tick : {">0.001<", ">0.01<", ">0.1<", ">1<", ">10<", ">100<", ">1000<"}) CHECK_THAT(svg, Contains(tick));
   CHECK_THAT(svg, !Contains(">0.002<"));
   CHECK_THAT(svg, !Contains(">500<"));
+}
+
+TEST_CASE("Document gives each heading GitHub's anchor as its id, for links in both reports", "[study]") {
+  // The anchors GitHub gives these headings in a rendered report.md (github-slugger): punctuation
+  // and symbols dropped, each space a '-', letters kept, a repeat numbered from -1, the title counted.
+  std::set<std::string> taken;
+  CHECK(study::heading_id("Claim 6: Pre-LN needs a 20–30% higher learning rate than Post-LN", taken) ==
+        "claim-6-pre-ln-needs-a-2030-higher-learning-rate-than-post-ln");
+  CHECK(study::heading_id("Claim 8: 1/√2 per residual connection avoids variance explosion", taken) ==
+        "claim-8-12-per-residual-connection-avoids-variance-explosion");
+  CHECK(study::heading_id("Claim 10: the LayerNorm ε depends on FP16 or BF16", taken) == "claim-10-the-layernorm-ε-depends-on-fp16-or-bf16");
+  CHECK(study::heading_id("‖∇ block 1‖ / ‖∇ block L‖ — Ω", taken) == "-block-1---block-l--ω");
+  CHECK(study::heading_id("snake_case `code` **bold**", taken) == "snake_case-code-bold");
+  CHECK(study::heading_id("Setup", taken) == "setup");
+  CHECK(study::heading_id("Setup", taken) == "setup-1");
+  CHECK(study::heading_id("Setup", taken) == "setup-2");
+
+  Document doc("Setup");  // the title takes "setup" first, as on GitHub
+  const std::string id = doc.heading("Setup");
+  CHECK(id == "setup-1");
+  const std::string claim = doc.heading("Claim 3: Post-LN's first layer loses its gradient beyond 12 layers");
+  CHECK(claim == "claim-3-post-lns-first-layer-loses-its-gradient-beyond-12-layers");
+  study::Table t({"claim", "verdict"});
+  t.add({"3", "[supported](#" + claim + ")"});
+  doc.table(t);
+  doc.paragraph("see [the setup](#setup-1), not [a lone bracket");
+  // report.md keeps the link as Markdown, for GitHub's anchor; report.html links to the heading's id.
+  CHECK_THAT(doc.markdown(), Contains("| 3 | [supported](#" + claim + ") |"));
+  const std::string html = doc.html();
+  CHECK_THAT(html, Contains("<h2 id=\"" + claim + "\">"));
+  CHECK_THAT(html, Contains("<td><a href=\"#" + claim + "\">supported</a></td>"));
+  CHECK_THAT(html, Contains("<p>see <a href=\"#setup-1\">the setup</a>, not [a lone bracket</p>"));
+}
+
+TEST_CASE("Document writes a chart's caption under it in both reports", "[study]") {
+  Document doc("T");
+  LineChart c = small_chart();
+  c.caption = "Where a line ends, that placement stops *training*";
+  doc.chart(c, "loss.svg");
+  doc.chart(small_chart(), "bare.svg");  // no caption: nothing under it
+  CHECK_THAT(doc.markdown(), Contains("![Loss <by> step](loss.svg)\n\n_Where a line ends, that placement stops *training*_\n\n"
+                                      "![Loss <by> step](bare.svg)\n"));
+  const std::string html = doc.html();
+  CHECK_THAT(html, Contains("</svg>\n<figcaption>Where a line ends, that placement stops <em>training</em></figcaption>\n</figure>"));
+  CHECK(count(html, "<figcaption>") == 1);
+  CHECK_THAT(c.svg(), !Contains("Where a line ends"));  // the SVG file stays the chart alone
+}
+
+namespace {
+// The markers of each series of an SVG chart: its name -> (shape, x, y) of every marker on the plot.
+struct Marker {
+  std::string shape;
+  double x, y;
+};
+std::vector<std::pair<std::string, std::vector<Marker>>> markers_by_series(const std::string& svg) {
+  std::vector<std::pair<std::string, std::vector<Marker>>> out;
+  const std::regex group("<g class=\"series\" data-name=\"([^\"]*)\">([\\s\\S]*?)</g>");
+  const std::regex marker("class=\"marker ([a-z-]+)\" transform=\"translate\\(([-0-9.e]+),([-0-9.e]+)\\)\"");
+  for (std::sregex_iterator g(svg.begin(), svg.end(), group), end; g != end; ++g) {
+    auto& [name, found] = out.emplace_back((*g)[1].str(), std::vector<Marker>{});
+    const std::string body = (*g)[2].str();
+    for (std::sregex_iterator m(body.begin(), body.end(), marker); m != end; ++m)
+      found.push_back({(*m)[1].str(), std::stod((*m)[2].str()), std::stod((*m)[3].str())});
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("LineChart tells coinciding series apart: a shape each, moved sideways where they meet", "[study]") {
+  LineChart c{"Deepest trainable depth", "lr", "depth"};
+  c.log_x = true;
+  for (const char* name : {"Post-LN", "B2T", "DeepNorm"}) {
+    c.series.push_back({name, {1e-3, 3e-3}, {12, 6}});  // the same values, three times
+    c.series.back().markers = true;
+  }
+  c.series.push_back({"Pre-LN", {1e-3, 3e-3}, {24, 24}});  // elsewhere: not moved
+  c.series.back().markers = true;
+  const auto groups = markers_by_series(c.svg());
+  REQUIRE(groups.size() == 4);
+  std::set<std::string> shapes;
+  std::set<double> xs_at_first_lr;
+  for (std::size_t k = 0; k < 3; ++k) {
+    const auto& [name, m] = groups[k];
+    REQUIRE(m.size() == 2);  // a marker at each point
+    CHECK(m[0].shape == m[1].shape);
+    shapes.insert(m[0].shape);
+    xs_at_first_lr.insert(m[0].x);
+    CHECK(m[0].y == groups[0].second[0].y);  // moved sideways only
+  }
+  CHECK(shapes.size() == 3);          // three distinguishable marker sets ...
+  CHECK(xs_at_first_lr.size() == 3);  // ... at three x positions
+  const double spread = *xs_at_first_lr.rbegin() - *xs_at_first_lr.begin();
+  CHECK(spread == Approx(14));        // 7 px apart, centred on the true x
+  CHECK(groups[1].second[0].x == Approx(groups[3].second[0].x));  // the middle one and Pre-LN sit at the true x
+  CHECK(groups[3].second[0].shape == "diamond");
+  // The legend shows each series' shape too.
+  CHECK(count(c.svg(), "class=\"legend-marker square\"") == 1);
+}
+
+TEST_CASE("LineChart draws explicit y ticks: a categorical axis with a row at zero", "[study]") {
+  LineChart c{"Deepest trainable depth", "lr", "depth"};
+  c.y_ticks = {{0, "none"}, {1, "3"}, {2, "6"}, {3, "12"}};
+  c.series.push_back({"No residual", {1e-3}, {0}});
+  c.series.back().markers = true;
+  const std::string svg = c.svg();
+  for (const char* label : {">none<", ">3<", ">6<", ">12<"}) CHECK_THAT(svg, Contains(label));
+  const auto groups = markers_by_series(svg);
+  REQUIRE(groups.size() == 1);
+  REQUIRE(groups[0].second.size() == 1);
+  // The marker sits on the "none" row: its y is the tick label's, 4 px above the label's baseline.
+  const std::smatch none = [&] {
+    std::smatch m;
+    std::regex_search(svg, m, std::regex("y=\"([-0-9.e]+)\" text-anchor=\"end\">none<"));
+    return m;
+  }();
+  REQUIRE(none.size() == 2);
+  CHECK(groups[0].second[0].y + 4 == Approx(std::stod(none[1].str())));
 }

@@ -20,6 +20,21 @@ add_test(NAME examples.report_html_render
           ${CMAKE_BINARY_DIR}/examples/depth_study_test/report_html.png)
 set_tests_properties(examples.report_html_render PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out SKIP_RETURN_CODE 77 TIMEOUT 180)
+# The report as a reader opens it (check_depth_study_report.py): every verdict at the top links to
+# its claim's section in report.md and report.html, every chart has a caption, and the
+# deepest-trainable-depth chart draws every placement.
+tapegrad_add_test(NAME examples.depth_study_report_reads
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/check_depth_study_report.py ${CMAKE_BINARY_DIR}/examples/depth_study_test)
+set_tests_properties(examples.depth_study_report_reads PROPERTIES
+  FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "verdicts linked to their sections")
+# Three steps: nothing trains, so every placement of the deepest-trainable-depth chart must be
+# drawn on its "none" row (a log depth axis would leave them all out).
+tapegrad_add_test(NAME examples.depth_study_untrained_drawn
+  COMMAND bash -c "\"$0\" --smoke --steps 3 --warmup 1 --out \"$1\" > /dev/null &&
+    python3 \"$2\" \"$1\" --all-untrained"
+    $<TARGET_FILE:depth_study> ${CMAKE_BINARY_DIR}/examples/depth_study_untrained_test
+    ${CMAKE_CURRENT_SOURCE_DIR}/check_depth_study_report.py)
+set_tests_properties(examples.depth_study_untrained_drawn PROPERTIES PASS_REGULAR_EXPRESSION "placements drawn on the none row")
 # --jobs 2: the same smoke plan in two worker processes gives the same records, in the same
 # order, as the one-process run above (only the columns of seconds differ).
 set(same_records ${CMAKE_CURRENT_LIST_DIR}/depth_study_same_records.sh)
@@ -95,6 +110,22 @@ add_test(NAME examples.depth_study_torch_twin
           --dir ${CMAKE_CURRENT_BINARY_DIR}/depth_study_torch_twin_test)
 set_tests_properties(examples.depth_study_torch_twin PROPERTIES
   SKIP_RETURN_CODE 77 TIMEOUT 300 ENVIRONMENT "TAPEGRAD_NUM_THREADS=1")
+# The script runs torch on one thread by default, its BLAS and OpenMP too, and refuses a torch that
+# keeps another count: checked against a stand-in torch, so it runs without PyTorch.
+tapegrad_add_test(NAME examples.depth_study_torch_threads
+  COMMAND python3 ${CMAKE_CURRENT_SOURCE_DIR}/depth_study_torch_threads.py
+          ${PROJECT_SOURCE_DIR}/examples/studies/depth_study/depth_study_torch.py)
+set_tests_properties(examples.depth_study_torch_threads PROPERTIES PASS_REGULAR_EXPRESSION "torch on 1 thread by default")
+# The twin's place in the report, without PyTorch: fake_torch_python.py stands in for the python
+# with torch (it refuses any thread count but 1, and takes a second); the report's setup and twin
+# sections must give its wall time and its one thread.
+tapegrad_add_test(NAME examples.depth_study_torch_time_reported
+  COMMAND bash -c "\"$0\" --smoke --torch on --python \"$1\" --out \"$2\" > /dev/null &&
+    grep -o 'of which the PyTorch twin took [0-9:]* ([0-9.]* s, 1 thread)' \"$2/report.md\" &&
+    grep -o 'Its [0-9]* runs, one after another, took [0-9:]* ([0-9.]* s, 1 thread)' \"$2/report.md\""
+    $<TARGET_FILE:depth_study> ${CMAKE_CURRENT_SOURCE_DIR}/fake_torch_python.py ${CMAKE_BINARY_DIR}/examples/depth_study_fake_torch)
+set_tests_properties(examples.depth_study_torch_time_reported PROPERTIES
+  PASS_REGULAR_EXPRESSION "twin took [0-9]+:[0-9]+ \\([1-9][0-9.]* s, 1 thread\\).*one after another, took [0-9]+:[0-9]+ \\([1-9][0-9.]* s, 1 thread\\)")
 # The same with the study's default setup: an untied head and GPT-2's init without the
 # residual-projection scaling.
 add_test(NAME examples.depth_study_torch_twin_untied

@@ -19,6 +19,13 @@ namespace {
 
 // ---------------------------------------------------------------- the sections
 
+// "<lead>took 1:05 (65.2 s, 1 thread)" when the PyTorch twin ran, else "".
+std::string torch_time(const TorchOutcome& t, const std::string& lead) {
+  if (!t.skipped.empty() || t.runs.empty()) return "";
+  return lead + "took " + tapegrad::training::clock_str(t.seconds) + " (" + fmt(t.seconds, 3) + " s, " +
+         std::to_string(t.threads) + " thread" + (t.threads == 1 ? "" : "s") + ")";
+}
+
 void setup_section(Writer& w) {
   const Settings& s = w.s;
   const SetupInfo& i = w.r.info;
@@ -26,7 +33,8 @@ void setup_section(Writer& w) {
   d.heading("Setup");
   d.bullets({
       "Machine: " + study::machine_line() + "; the whole run took " + tapegrad::training::clock_str(i.seconds) +
-          "; load average " + i.load_start + " at the start, " + i.load_end + " at the end.",
+          torch_time(w.r.torch, ", of which the PyTorch twin ") + "; load average " + i.load_start + " at the start, " +
+          i.load_end + " at the end.",
       "Data: " + i.data + "; " + i.tokenizer + " tokenizer, " + std::to_string(i.vocab_size) + " tokens; " +
           std::to_string(i.train_tokens) + " train / " + std::to_string(i.val_tokens) + " validation tokens.",
       "Models: decoder-only transformer LMs, d_model " + std::to_string(s.shape.d_model) + ", " +
@@ -46,11 +54,18 @@ void setup_section(Writer& w) {
   d.code(i.command);
 }
 
-void glance_section(Writer& w, const std::vector<ClaimVerdict>& verdicts) {
+// judged: the claims' sections built once already, for their verdicts and their headings' ids
+// (the same in this report, whose other headings come before and differ). Each verdict links
+// to its claim's section.
+void glance_section(Writer& w, const Report& judged) {
   w.doc().heading("Verdicts at a glance");
   study::Table t({"claim", "verdict", "what was measured"});
-  for (const ClaimVerdict& v : verdicts) t.add({std::to_string(v.claim), study::verdict_name(v.verdict), v.text});
-  w.doc().table(t);
+  for (const ClaimVerdict& v : judged.verdicts) {
+    const auto section = judged.sections.find(v.claim);  // (every claim has one: Writer::section)
+    const std::string name = study::verdict_name(v.verdict);
+    t.add({std::to_string(v.claim), section == judged.sections.end() ? name : "[" + name + "](#" + section->second + ")", v.text});
+  }
+  w.doc().table(t, "Each verdict links to its claim's section.");
 }
 
 void grid_section(Writer& w) {
@@ -61,10 +76,23 @@ void grid_section(Writer& w) {
                     " at learning rate " + fmt(s.deep_lr) + " (a 128-block run costs a whole row of the grid), for each seed. Each cell gives the best learning rate's outcome: how many "
                     "seeds trained, and the validation loss (mean ± spread over the seeds that did not diverge).");
   w.doc().table(grid_table(w, s.placements));
-  // The deepest-trainable-depth chart: x = lr, y = depth (log), one series per placement;
-  // the point is the median over seeds, the bar spans the seeds.
-  study::LineChart c("Deepest trainable depth by learning rate", "learning rate (log scale)", "deepest depth that trains (log scale)");
-  c.log_x = c.log_y = true;
+  // The deepest-trainable-depth chart: x = lr, y = depth, one series per placement; the point is
+  // the median over seeds, the bar spans the seeds. The depth axis is categorical, the grid's
+  // depths evenly spaced above a "none" row at 0: a placement that trains at no depth (0) is
+  // drawn there, where a log axis could not show it.
+  study::LineChart c("Deepest trainable depth by learning rate", "learning rate (log scale)", "deepest depth that trains");
+  c.log_x = true;
+  const auto depths = grid_depths(s);
+  c.y_ticks.push_back({0, "none"});
+  for (std::size_t i = 0; i < depths.size(); ++i) c.y_ticks.push_back({static_cast<double>(i + 1), std::to_string(depths[i])});
+  const auto row = [&](std::int64_t d) {  // a depth's place on the axis
+    const auto at = std::find(depths.begin(), depths.end(), d);
+    return d == 0 ? 0.0 : at == depths.end() ? NAN : static_cast<double>(at - depths.begin() + 1);
+  };
+  c.caption = "Higher is deeper: the median over the seeds of the deepest grid depth that still trains (at it and every "
+              "smaller depth); the bar spans the seeds. The bottom row, *none*, holds the placements that did not train "
+              "even at the smallest depth. Markers side by side at one learning rate have the same value: each "
+              "placement has its own shape, moved a little sideways where they coincide.";
   study::Table t({"placement", "lr", "deepest trainable depth per seed"});
   for (const auto& p : s.placements) {
     study::Series se;
@@ -79,7 +107,7 @@ void grid_section(Writer& w) {
       std::vector<std::string> text;
       for (auto seed : s.seeds) {
         const auto d = deepest_trainable(w.r, s, p, lr, seed);
-        per_seed.push_back(d > 0 ? static_cast<double>(d) : NAN);
+        per_seed.push_back(row(d));
         text.push_back(d == 0 ? "< " + std::to_string(grid_depths(s).front())
                               : d == deepest_run ? "≥ " + std::to_string(d) : std::to_string(d));
       }
@@ -110,7 +138,9 @@ void torch_section(Writer& w) {
   w.doc().paragraph("examples/studies/depth_study/depth_study_torch.py trained " + study::join(s.torch_placements) + " at " +
                     std::to_string(s.torch_depth) + " layers in PyTorch " + w.r.torch.torch_version + " on the same "
                     "tokens, batches, validation batches and settings, from its own initial draws of the same init scheme. "
-                    "Side by side with tapegrad's runs of the same configuration:");
+                    "Its " + std::to_string(w.r.torch.runs.size()) + " runs, one after another, " +
+                    torch_time(w.r.torch, "") + ", Python's start included. Side by side with tapegrad's runs of the same "
+                    "configuration:");
   study::Table t({"placement", "tapegrad: train", "tapegrad: val loss", "PyTorch: train", "PyTorch: val loss"});
   for (const auto& p : s.torch_placements) {
     std::vector<const TrainedRecord*> ours;
@@ -174,7 +204,7 @@ Report build_report(const Settings& s, const Results& r) {
                     "supported when the interval excludes no effect in the claimed direction, not supported when it excludes "
                     "it in the other or lies inside a stated equivalence band, and otherwise \"not measured\" marked "
                     "inconclusive, with the seeds that would settle it.");
-  glance_section(w, scratch.verdicts);
+  glance_section(w, scratch);
   setup_section(w);
   grid_section(w);
   for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);

@@ -28,6 +28,7 @@
 // claim's section.
 #pragma once
 
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +48,7 @@ struct Report {
   study::Document document{"Depth study"};
   std::vector<std::pair<std::string, study::LineChart>> charts;  // file name, chart
   std::vector<ClaimVerdict> verdicts;                             // every part of every claim
+  std::map<int, std::string> sections;  // claim number -> its heading's id, the target of its verdicts' links
 };
 
 Report build_report(const Settings& s, const Results& r);

@@ -93,6 +93,9 @@ void claim_5(Writer& w) {
     }
     c.series.push_back(se);
   }
+  c.caption = "The lower a block's point, the less the model needs it: skipping it raises the validation loss by little, "
+              "and under " + fmt(100 * s.skip_threshold) + "% it counts as droppable. The claim expects Pre-LN's points below "
+              "Post-LN's. A block whose skipping does not raise the loss at all has no point (log scale); mean over the seeds.";
   if (!c.series.empty()) w.chart(c, "skip_block_loss_rise.svg");
   const auto pre = w.measured("pre"), post = w.measured("post");
   if (pre.empty() || post.empty()) {
@@ -145,6 +148,8 @@ void claim_6(Writer& w) {
     w.verdict(Verdict::not_measured, unreached("A learning-rate sweep of Pre-LN and Post-LN", "--lr-placements, --lr-sweep"));
     return;
   }
+  c.caption = "Each placement's lowest point is its best learning rate; the claim expects Pre-LN's 20–30% to the right of "
+              "Post-LN's. The bars span the seeds; a learning rate with no point diverged for every seed.";
   w.chart(c, "lr_sweep.svg");
   w.doc().table(t);
   // The ratio of best learning rates, seed by seed, on the log scale (a ratio's spread is

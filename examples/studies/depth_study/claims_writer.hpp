@@ -40,7 +40,7 @@ struct Writer {
   }
   void section(int number, const std::string& title, const std::string& claim_text, const std::string& setup) {
     claim = number;
-    doc().heading("Claim " + std::to_string(number) + ": " + title);
+    out.sections[number] = doc().heading("Claim " + std::to_string(number) + ": " + title);
     doc().paragraph("**The claim.** " + claim_text);
     doc().paragraph("**The setup.** " + setup);
   }

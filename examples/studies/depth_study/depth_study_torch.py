@@ -29,11 +29,14 @@ import struct
 import sys
 import time
 
-# PyTorch 1.13's CPU matmuls go through OpenBLAS, which starts its own threads: keep them to
-# --threads as well (read when the library loads, so before `import torch`).
+# One thread by default, as each of tapegrad's worker processes. PyTorch 1.13's CPU matmuls go
+# through OpenBLAS, and its other ops through OpenMP, which start their own threads: keep them
+# to --threads as well (read when the libraries load, so before `import torch`), whatever the
+# environment says: the caller's --threads is the count its timings compare on.
 THREADS = argparse.ArgumentParser(add_help=False)
 THREADS.add_argument("--threads", type=int, default=1)
-os.environ.setdefault("OPENBLAS_NUM_THREADS", str(THREADS.parse_known_args()[0].threads))
+for variable in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[variable] = str(THREADS.parse_known_args()[0].threads)
 
 import torch  # noqa: E402  (after the environment is set)
 import torch.nn as nn  # noqa: E402
@@ -238,11 +241,14 @@ def main():
     p.add_argument("dir", help="the folder export_for_torch() wrote")
     args = p.parse_args()
     torch.set_num_threads(args.threads)
+    # The seconds of a run compare with tapegrad's only on as many threads: refuse to run on others.
+    if torch.get_num_threads() != args.threads:
+        sys.exit(f"torch runs on {torch.get_num_threads()} threads after set_num_threads({args.threads})")
     s, data = load(args.dir)
     runs = [(L, pl, lr, seed) for L in s["depths"] for pl in s["placements"] for lr in s["lrs"] for seed in s["seeds"]]
     results = ["placement,depth,lr,seed,status,initial_loss,final_loss,val_loss,seconds"]
     curves = ["placement,depth,lr,seed,step,loss"]
-    print(f"torch {torch.__version__}, {args.threads} thread(s): {len(runs)} runs of {s['steps']} steps", flush=True)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread(s): {len(runs)} runs of {s['steps']} steps", flush=True)
     for i, (L, placement, lr, seed) in enumerate(runs):
         start = time.perf_counter()
         torch.manual_seed(seed)

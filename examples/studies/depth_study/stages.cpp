@@ -322,7 +322,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     export_for_torch(dir, data, t);
     progress_line.line("torch: running the PyTorch twin of " + study::join(s.torch_placements) + " at depth " +
                   std::to_string(s.torch_depth) + " ...");
-    res.torch = run_torch(dir, s.python, std::max(1, info.threads));
+    res.torch = run_torch(dir, s.python);  // one thread, as each of tapegrad's workers
     progress_line.line(res.torch.skipped.empty() ? "torch: " + std::to_string(res.torch.runs.size()) + " runs with PyTorch " +
                                                   res.torch.torch_version
                                             : "torch: not run: " + res.torch.skipped);

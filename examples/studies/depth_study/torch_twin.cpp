@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cstdio>
 #include <deque>
 #include <filesystem>
@@ -254,9 +255,12 @@ TorchOutcome run_torch(const std::string& dir, const std::string& python, std::i
     out.skipped = "the script " + script.string() + " is missing (it is copied beside the executable at build time)";
     return out;
   }
+  const auto start = std::chrono::steady_clock::now();
   const Command c = run_command(shell_quote(out.python) + " " + shell_quote(script.string()) + " " + shell_quote(dir) +
                                     " --threads " + std::to_string(threads),
                                 true);
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  out.threads = threads;
   if (c.status != 0) {
     std::string tail;
     for (const std::string& line : c.tail) tail += line;

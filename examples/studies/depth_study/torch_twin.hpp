@@ -61,6 +61,8 @@ struct TorchOutcome {
   std::string skipped;         // why there are no runs ("python3 cannot import torch: ..."); empty when they ran
   std::string python;          // the interpreter that ran them
   std::string torch_version;   // "1.13.0a0"
+  std::int64_t threads = 1;    // the threads torch ran on (the script checks torch.get_num_threads())
+  double seconds = 0;          // wall time of the script, Python's start and torch's import included
 };
 
 // Writes into dir (created when missing):
@@ -87,7 +89,9 @@ void export_initial_weights(const std::string& dir, const tapegrad::nn::Module& 
 // dir/torch_results.csv and dir/torch_losses.csv. python: "" tries `python3`, then
 // /usr/bin/python3 (Debian's python3-torch). When neither (or the given one) can import torch,
 // or the script is missing, returns no runs and `skipped` saying why. Throws std::runtime_error
-// (with the script's last lines) when the script fails.
+// (with the script's last lines) when the script fails. threads: 1 by default, as each of
+// tapegrad's worker processes runs one thread (--jobs), so that a run's seconds compare; the
+// script exits with an error when torch does not keep to it.
 TorchOutcome run_torch(const std::string& dir, const std::string& python, std::int64_t threads = 1);
 
 }  // namespace depth_study
