@@ -4,6 +4,7 @@
 // by side and the PyTorch twin. A rule only ever speaks of what the run measured: a stage that
 // was not run, a depth that was not reached, gives "not measured" with the reason.
 #include "claims.hpp"
+#include "claims_budget.hpp"
 #include "claims_writer.hpp"
 
 #include <algorithm>
@@ -209,6 +210,7 @@ Report build_report(const Settings& s, const Results& r) {
   grid_section(w);
   for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);
   setups_section(w);
+  budget_section(w);
   torch_section(w);
   return out;
 }

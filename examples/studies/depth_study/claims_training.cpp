@@ -16,22 +16,37 @@ void claim_2(Writer& w) {
   const std::int64_t deep = grid_depths(s).back();
   w.section(2, "100 layers need residual connections and normalization",
             "A 100-layer model cannot be trained without residual connections and normalization.",
-            "No residual (norms kept: it tests the residual half of the claim; a stack with neither trains no better) and "
-            "Pre-LN trained at the grid's deepest depth, " + std::to_string(deep) + " blocks.");
+            "No residual (norms kept: it tests the residual half of the claim; a stack with neither trains no better) at "
+            "the grid's depths, and Pre-LN at the deepest, " + std::to_string(deep) + " blocks.");
   if (deep < 96) {
     w.verdict(Verdict::not_measured, "the deepest grid depth is " + std::to_string(deep) + " (--deep-depths 128 or --full reaches 100 layers)");
     return;
   }
-  const int none = w.trains_at("none", deep), pre = w.trains_at("pre", deep);
-  w.doc().bullets({"No residual, L=" + std::to_string(deep) + ": " + w.grid_cell("none", deep),
+  // No residual at the deepest depth it ran: a stack without residuals that fails there and
+  // at every smaller depth fails deeper still (depth only lengthens the product of Jacobians),
+  // so a run at 100 blocks is needed only when it still trains at its deepest.
+  std::int64_t none_depth = 0;
+  bool none_trains_anywhere = false;
+  for (auto d : grid_depths(s))
+    if (const int t = w.trains_at("none", d); t >= 0) none_depth = d, none_trains_anywhere |= t == 1;
+  const int none = none_depth > 0 ? w.trains_at("none", none_depth) : -1, pre = w.trains_at("pre", deep);
+  w.doc().bullets({"No residual, L=" + std::to_string(none_depth) + ": " + (none_depth > 0 ? w.grid_cell("none", none_depth) : "not run"),
                    "Pre-LN, L=" + std::to_string(deep) + ": " + w.grid_cell("pre", deep),
                    "LLaMA, L=" + std::to_string(deep) + ": " + w.grid_cell("llama", deep)});
   if (none < 0 || pre < 0)
     w.verdict(Verdict::not_measured, unreached("No residual and Pre-LN at " + std::to_string(deep), "--deep-placements"));
+  else if (none == 1 && none_depth < 96)
+    w.verdict(Verdict::not_measured, "No residual still trains at " + std::to_string(none_depth) +
+                                         " layers, its deepest run: --deep-placements none takes it to " + std::to_string(deep));
+  else if (!none_trains_anywhere && pre == 1)
+    w.verdict(Verdict::supported, "No residual trains at no depth it ran, up to " + std::to_string(none_depth) +
+                                      " layers (so not at 100: depth only makes it harder); Pre-LN (residual and norm) trains at " +
+                                      std::to_string(deep) + ".");
   else if (none == 0 && pre == 1)
-    w.verdict(Verdict::supported, "at " + std::to_string(deep) + " layers No residual does not train; Pre-LN (residual and norm) does.");
+    w.verdict(Verdict::supported, "at " + std::to_string(none_depth) + " layers No residual does not train; Pre-LN trains at " +
+                                      std::to_string(deep) + ".");
   else if (none == 1)
-    w.verdict(Verdict::not_supported, "No residual trains at " + std::to_string(deep) + " layers here.");
+    w.verdict(Verdict::not_supported, "No residual trains at " + std::to_string(none_depth) + " layers here.");
   else
     w.verdict(Verdict::depends, "neither No residual nor Pre-LN trains at " + std::to_string(deep) +
                                     " layers in this budget of steps: the depth fails, not the lack of residuals alone.");

@@ -86,7 +86,7 @@ void apply_full_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--warmup", s.train.warmup, 200);
   unless_given(app, "--depths", s.depths, std::vector<std::int64_t>{6, 24});
   unless_given(app, "--lrs", s.lrs, std::vector<double>{1e-3});
-  unless_given(app, "--deep-placements", s.deep_placements, std::vector<std::string>{"none", "pre", "llama"});
+  unless_given(app, "--deep-placements", s.deep_placements, std::vector<std::string>{"pre", "llama"});
   unless_given(app, "--deep-depths", s.deep_depths, std::vector<std::int64_t>{128});
   unless_given(app, "--deep-lr", s.deep_lr, 1e-3);
   unless_given(app, "--skip-depth", s.skip_depth, 24);

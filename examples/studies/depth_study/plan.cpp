@@ -85,7 +85,14 @@ Results run_plan(const Settings& s, const std::vector<Task>& tasks, const Record
     std::optional<Results> one = store.load(tasks[i].key);
     if (!one) throw ValueError("depth_study: the run '" + tasks[i].key + "' left no record in " + store.dir());
     for (auto& r : one->profile) r.task = i;
-    for (auto& r : one->trained) r.task = i;
+    // A trained run is recorded once, for every stage that asked for it.
+    std::vector<TrainedRecord> trained;
+    for (TrainedRecord& r : one->trained)
+      for (const std::string& stage : tasks[i].stages) {
+        trained.push_back(r);
+        trained.back().stage = stage, trained.back().task = i;
+      }
+    one->trained = std::move(trained);
     for (auto& r : one->translate) r.task = i;
     merge_into(all, std::move(*one));
   }

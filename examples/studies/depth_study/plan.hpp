@@ -28,6 +28,8 @@ struct Task {
   std::string key;
   double cost = 0;
   std::function<void(tapegrad::training::Progress&, Results&)> run;
+  // A trained run: the stages that asked for it (its record is given to each, in this order).
+  std::vector<std::string> stages;
 };
 
 // Runs the tasks of `share` one after the other, saving each run's records as it ends.

@@ -54,10 +54,10 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   // grid
   std::vector<std::string> placements = {"none", "post", "pre", "b2t", "peri", "lns", "llama"};
   std::vector<std::int64_t> depths = {3, 6, 12, 24};
-  std::vector<double> lrs = {1e-3, 3e-3};
+  std::vector<double> lrs = {3e-3};
   // the deepest grid runs, for a few placements and one learning rate only: a 128-block run
   // costs as much as a whole row of the grid
-  std::vector<std::string> deep_placements = {"none", "pre", "llama"};
+  std::vector<std::string> deep_placements = {"pre", "llama"};
   std::vector<std::int64_t> deep_depths = {128};
   double deep_lr = 1e-3;
   // recompute each block's activations in the backward pass (nn::checkpoint) in runs of at
@@ -73,12 +73,13 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   // setups
   std::vector<std::string> setup_placements = {"post", "pre", "b2t", "peri"};
   std::int64_t setup_depth = 6;
-  // the default setup, the tied head, GPT-2's scaled init, no warm-up and a warm-up four times
-  // as long (Peri-LN's result beside its init and warm-up variants)
+  // the default setup (the grid's run at that depth), the tied head, GPT-2's scaled init, no
+  // warm-up and a warm-up four times as long (Peri-LN's result beside its init and warm-up
+  // variants)
   std::vector<std::string> setups = {"untied:gpt2-unscaled:40", "tied:gpt2:40", "untied:gpt2:40", "untied:gpt2-unscaled:0",
                                      "untied:gpt2-unscaled:160"};
-  // budget: the grid's runs of these placements, and the lr stage's runs, again at these
-  // fractions of --steps: the report charts each figure against the steps
+  // budget: the grid's runs of these placements (at every --lrs), and the lr stage's runs,
+  // again at these fractions of --steps: the report charts each figure against the steps
   std::vector<double> budget_fractions = {0.25, 0.5};
   std::vector<std::string> budget_placements = {"post", "pre", "b2t", "peri", "lns"};
   bool budget_lr = true;

@@ -119,7 +119,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
   // ---- the plan: every run as a task with its cost (block-steps), in the report's order
   std::vector<Task> tasks;
   auto add = [&](const std::string& key, double cost, std::function<void(training::Progress&, Results&)> run) {
-    tasks.push_back({key, cost, std::move(run)});
+    tasks.push_back({key, cost, std::move(run), {}});
   };
 
   // profile: at initialization only, under --init, then the other inits side by side
@@ -148,16 +148,23 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     if (init != s.setup.init) profile(init, s.profile_init_placements);
 
   // the trained stages
-  std::set<std::string> planned;
+  std::map<std::string, std::size_t> planned;  // key -> task
   auto train_one = [&](const std::string& stage, const std::string& name, std::int64_t depth, double lr, const Setup& setup,
                        std::uint64_t seed, std::int64_t steps) {
-    // The key names what the run does: its stage only matters for the measurements after
-    // training (the skip analysis of the grid at --skip-depth).
+    // The key names what the run does, not the stage that asks for it: a run that two stages
+    // ask for (the lr sweep's point at a grid lr, the setups stage's default setup) runs once
+    // and is recorded for both. Only the measurements after training (at --skip-depth) are
+    // part of what it does.
     const bool measured_after = (stage == "grid" || stage == "budget") && depth == s.skip_depth;
     const std::string key = "train " + name + " L=" + std::to_string(depth) + " lr " + exact(lr) + " " + setup.name() +
                             " seed " + std::to_string(seed) + " steps " + std::to_string(steps) +
-                            (measured_after ? " skip " + exact(s.skip_threshold) : "") + " as " + stage;
-    if (!planned.insert(key).second) return;  // a run two lists ask for runs once
+                            (measured_after ? " skip " + exact(s.skip_threshold) : "");
+    if (const auto twin = planned.find(key); twin != planned.end()) {
+      auto& stages = tasks[twin->second].stages;
+      if (std::find(stages.begin(), stages.end(), stage) == stages.end()) stages.push_back(stage);
+      return;
+    }
+    planned[key] = tasks.size();
     add(key, static_cast<double>(depth * (steps + s.eval_batches)), [&, stage, name, depth, lr, setup, seed, steps, measured_after,
                                                                     task = tasks.size()](training::Progress& progress, Results& out) {
       stop_if_interrupted(s);
@@ -196,6 +203,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
       progress.line(what + ": val " + study::fmt(r.train.val_loss) + " (" + r.outcome + ")");
       out.trained.push_back(std::move(r));
     });
+    tasks.back().stages = {stage};
   };
   for (std::uint64_t seed : s.seeds) {
     for (std::int64_t depth : s.depths)
