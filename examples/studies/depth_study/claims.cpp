@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <set>
 
 #include "common/study.hpp"
 #include "summary.hpp"
@@ -58,6 +59,47 @@ void setup_section(Writer& w) {
 // judged: the claims' sections built once already, for their verdicts and their headings' ids
 // (the same in this report, whose other headings come before and differ). Each verdict links
 // to its claim's section.
+// Where the time went: the runs' own clocks, summed over the processes that ran them, against
+// the wall time of the plan times the processes. The harness ratio is the plan's process-time
+// per LM block-step over the steps' own time per block-step: what everything but the training
+// steps adds (the runs at initialization, building the models, validation, the skip analysis,
+// starting the processes and waiting for the last).
+void time_section(Writer& w) {
+  const SetupInfo& i = w.r.info;
+  double steps = 0, rest = 0, profile = 0, translate = 0, block_steps = 0;
+  std::set<std::size_t> seen;  // a run recorded for two stages counts once
+  for (const TrainedRecord& t : w.r.trained) {
+    if (!seen.insert(t.task).second) continue;
+    steps += t.train.step_seconds;
+    rest += t.train.seconds - t.train.step_seconds + t.measure_seconds;
+    block_steps += static_cast<double>(t.depth) * static_cast<double>(t.train.loss.size());
+  }
+  for (const ProfileRecord& p : w.r.profile) profile += p.seconds;
+  for (const TranslateRecord& t : w.r.translate) translate += t.seconds;
+  const double process_time = i.plan_seconds * static_cast<double>(i.processes);
+  const double other = process_time - steps - rest - profile - translate;
+  w.doc().heading("Where the time goes");
+  study::Table t({"what", "process-seconds", "share"});
+  auto row = [&](const std::string& what, double v) { t.add({what, fmt(v, 4), fmt(100 * v / process_time, 3) + "%"}); };
+  row("LM training steps (batch, forward, cross-entropy, backward, clipping, AdamW)", steps);
+  row("the rest of the LM runs (the optimizer, validation, the snapshot and skip analysis at the skip depth)", rest);
+  row("the runs at initialization (profile)", profile);
+  row("translation runs", translate);
+  row("building the LM models, starting the processes, reading the records, waiting for the last process", other);
+  w.doc().table(t, "The plan took " + tapegrad::training::clock_str(i.plan_seconds) + " in " + std::to_string(i.processes) +
+                       " process(es): " + fmt(process_time, 4) + " process-seconds, each run timed by its own clock.");
+  const double ratio = (process_time - translate) / steps;
+  std::string text = "LM block-steps trained: " + fmt(block_steps, 4) + ". Per block-step the training steps took " +
+                     fmt(1e3 * steps / block_steps, 3) + " ms and the LM part of the plan " +
+                     fmt(1e3 * (process_time - translate) / block_steps, 3) + " ms of process time: the harness costs ×" +
+                     fmt(ratio, 3) + " the steps alone.";
+  if (i.resumed_runs > 0)
+    text += " This sitting resumed " + std::to_string(i.resumed_runs) + " of the " + std::to_string(i.runs) +
+            " runs from the records of earlier ones, whose time is counted above but not in this sitting's wall time: "
+            "the ratio holds for a run without resumed records only.";
+  w.doc().paragraph(text);
+}
+
 void glance_section(Writer& w, const Report& judged) {
   w.doc().heading("Verdicts at a glance");
   study::Table t({"claim", "verdict", "what was measured"});
@@ -207,6 +249,7 @@ Report build_report(const Settings& s, const Results& r) {
                     "inconclusive, with the seeds that would settle it.");
   glance_section(w, scratch);
   setup_section(w);
+  time_section(w);
   grid_section(w);
   for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);
   setups_section(w);

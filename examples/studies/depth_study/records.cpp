@@ -56,7 +56,7 @@ std::string to_bytes(const Results& r) {
   {
     cereal::BinaryOutputArchive a(out);
     a(static_cast<std::uint64_t>(r.profile.size()));
-    for (ProfileRecord p : r.profile) a(p.init), save_variant(a, p.variant), a(p.depth, p.seed, p.at_init, p.task);
+    for (ProfileRecord p : r.profile) a(p.init), save_variant(a, p.variant), a(p.depth, p.seed, p.at_init, p.seconds, p.task);
     a(static_cast<std::uint64_t>(r.trained.size()));
     for (TrainedRecord t : r.trained) {
       a(t.stage), save_variant(a, t.variant);
@@ -81,7 +81,7 @@ Results from_bytes(const std::string& bytes) {
       ProfileRecord p;
       a(p.init);
       p.variant = load_variant(a);
-      a(p.depth, p.seed, p.at_init, p.task);
+      a(p.depth, p.seed, p.at_init, p.seconds, p.task);
       r.profile.push_back(std::move(p));
     }
     a(n);
@@ -107,7 +107,7 @@ Results from_bytes(const std::string& bytes) {
 
 namespace {
 
-constexpr const char* kMagic = "tapegrad depth_study record 1\n";
+constexpr const char* kMagic = "tapegrad depth_study record 2\n";
 
 // FNV-1a, 64 bits: a file name per key (the key itself is in the file and checked).
 std::uint64_t fnv1a(const std::string& text) {

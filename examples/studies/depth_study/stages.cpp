@@ -134,9 +134,11 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
               static_cast<double>(depth) * plan.probe_cost(),
               [&, setup, init, name, depth, seed, task = tasks.size()](training::Progress& progress, Results& out) {
             stop_if_interrupted(s);
-            ProfileRecord r{init, &variant_from_name(name), depth, seed, {}, task};
+            const auto start = std::chrono::steady_clock::now();
+            ProfileRecord r{init, &variant_from_name(name), depth, seed, {}, 0, task};
             auto model = build_model(*r.variant, depth, setup, s.shape, V, seed);
             r.at_init = measure(*model, data.probe);
+            r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             progress.done += static_cast<double>(depth) * plan.probe_cost();
             progress.show("profile " + r.variant->label + " L=" + std::to_string(depth) + " init " + init + " seed " +
                           std::to_string(seed));
@@ -300,18 +302,23 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
                 ranks.world() > 1 ? (" per rank, " + std::to_string(ranks.world()) + " ranks").c_str() : "");
     std::fflush(stdout);
   }
+  std::size_t recorded_at_start = 0;  // (on rank 0)
+  double left = 0;
+  for (const Task& t : tasks)
+    if (store.has(t.key)) ++recorded_at_start;
+    else left += t.cost;
   if (s.dry_run) {
-    std::size_t recorded = 0;
-    double left = 0;
-    for (const Task& t : tasks)
-      if (store.has(t.key)) ++recorded;
-      else left += t.cost;
     if (ranks.lead())
-      std::printf("dry run: %zu of the %zu runs are recorded in %s; %.3g block-steps left to run\n", recorded, tasks.size(),
-                  store.dir().c_str(), left);
+      std::printf("dry run: %zu of the %zu runs are recorded in %s; %.3g block-steps left to run\n", recorded_at_start,
+                  tasks.size(), store.dir().c_str(), left);
     return res;
   }
+  const auto plan_start = std::chrono::steady_clock::now();
   Results recorded = run_plan(s, tasks, store, ranks, make_progress);
+  info.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
+  info.processes = s.jobs * ranks.world();
+  info.runs = tasks.size();
+  info.resumed_runs = recorded_at_start;
   if (!ranks.lead()) return res;  // rank 0 writes the report
   merge_into(res, std::move(recorded));
   training::Progress& progress_line = *progress;

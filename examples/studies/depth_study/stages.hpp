@@ -29,6 +29,11 @@ struct SetupInfo {
   int threads = 0;
   std::string load_start, load_end;
   double seconds = 0;
+  // The plan's part of it (every run, in `processes` processes at once: --jobs on each of the
+  // mpirun ranks), and how many of its runs were found recorded and not run again.
+  double plan_seconds = 0;
+  std::int64_t processes = 1;
+  std::size_t runs = 0, resumed_runs = 0;
 };
 
 // profile: one placement, depth and seed at initialization.
@@ -38,6 +43,7 @@ struct ProfileRecord {
   std::int64_t depth = 0;
   std::uint64_t seed = 0;
   Snapshot at_init;
+  double seconds = 0;    // building the model and measuring it
   std::size_t task = 0;  // its place in the plan: records are kept in this order
 };
 
