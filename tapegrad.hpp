@@ -5,6 +5,7 @@
 #include "autograd/build_info.hpp"
 #include "autograd/checkpoint.hpp"
 #include "autograd/cpu/blas.hpp"
+#include "autograd/cpu/denormals.hpp"
 #include "autograd/cpu/gemm_census.hpp"
 #include "autograd/cpu/gemm_rate.hpp"
 #include "autograd/dtype.hpp"

@@ -65,8 +65,11 @@ int main(int argc, char** argv) {
   app.add_option("--seq-len", seq_len)->capture_default_str();
   app.add_option("--placement", placement)->capture_default_str();
   app.add_option("--threads", threads)->capture_default_str();
+  bool flush = true;
+  app.add_option("--flush-denormal", flush, "subnormal floats as 0 (the study's default)")->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   set_num_threads(threads);
+  set_flush_denormal(flush);
 
   const data::Corpus corpus = data::Corpus::default_corpus();
   const data::CharTokenizer tokenizer = data::CharTokenizer::from_texts(corpus.texts());

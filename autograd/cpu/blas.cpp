@@ -2,6 +2,7 @@
 // built with TAPEGRAD_WITH_DNNL, oneDNN's dnnl_sgemm for the float shapes where it is faster.
 // cblas.h (and dnnl.h) are included here and nowhere else.
 #include "blas.hpp"
+#include "denormals.hpp"
 
 #include <cblas.h>
 #include <omp.h>
@@ -420,6 +421,7 @@ void set_num_threads(int n) {
   if (n <= 0) throw ValueError("set_num_threads: expected a positive count, got " + std::to_string(n));
   omp_set_num_threads(n);
   openblas_set_num_threads(n);
+  if (flush_denormal()) set_flush_denormal(true);  // the threads a larger pool adds
 }
 
 int get_num_threads() { return omp_get_max_threads(); }

@@ -72,7 +72,7 @@ void time_section(Writer& w) {
     if (!seen.insert(t.task).second) continue;
     steps += t.train.step_seconds;
     rest += t.train.seconds - t.train.step_seconds + t.measure_seconds;
-    block_steps += static_cast<double>(t.depth) * static_cast<double>(t.train.loss.size());
+    block_steps += static_cast<double>(t.depth) * static_cast<double>(t.train.steps_done);
   }
   for (const ProfileRecord& p : w.r.profile) profile += p.seconds;
   for (const TranslateRecord& t : w.r.translate) translate += t.seconds;

@@ -61,9 +61,9 @@ void claim_11(Writer& w) {
   std::size_t table[3][3] = {}, late = 0, no_trace = 0;
   for (const TrainedRecord& t : w.r.trained) {
     if (t.stage != "grid") continue;
-    const std::string cls = norm_grad_trend(t.train.norm_grad_norm, t.setup.warmup);
+    const std::string cls = norm_grad_trend(t.train.norm_grad_norm, static_cast<std::int64_t>(t.train.trace_index(t.setup.warmup)));
     norms.add(cls, t.outcome);
-    all.add(norm_grad_trend(t.train.grad_norm, t.setup.warmup), t.outcome);
+    all.add(norm_grad_trend(t.train.grad_norm, static_cast<std::int64_t>(t.train.trace_index(t.setup.warmup))), t.outcome);
     if (cls.empty()) {
       ++no_trace;
       continue;
@@ -88,7 +88,7 @@ void claim_11(Writer& w) {
     std::vector<double> fall, rise;
     for (const TrainedRecord& t : w.r.trained) {
       if (t.stage != "grid" || t.outcome != outcome) continue;
-      const TraceEnds e = trace_ends(t.train.norm_grad_norm, t.setup.warmup);
+      const TraceEnds e = trace_ends(t.train.norm_grad_norm, static_cast<std::int64_t>(t.train.trace_index(t.setup.warmup)));
       if (e.first > 0) fall.push_back(e.last / e.first), rise.push_back(e.peak / e.first);
     }
     if (fall.empty()) continue;

@@ -147,6 +147,7 @@ std::string full_command(const Settings& s) {
            {"--torch-depth", i(s.torch_depth)},
            {"--jobs", i(s.jobs)}};
   after.push_back({"--torch", s.torch ? "on" : "off"});
+  after.push_back({"--flush-denormal", s.flush_denormal ? "on" : "off"});
   return training::command_line("depth_study", study::study_arguments(subject, t, after, s));
 }
 
@@ -227,6 +228,9 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option("--jobs", s.jobs, "worker processes of one thread each that share the runs (0: one per core; under "
                                    "mpirun, the cores of a machine shared by its ranks)")
       ->check(cli::range(0, 64));
+  app.add_option_function<std::string>("--flush-denormal", [&](const std::string& v) { s.flush_denormal = v == "on"; },
+                                        "on: subnormal floats computed as 0, at full speed (the default), or off")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--restart", s.restart, "discard the records of earlier runs in --out/records instead of resuming from them");
   app.add_flag("--dry-run", s.dry_run, "print the plan (its runs and block-steps, what is already recorded) and run nothing");
   app.add_option("--worker", s.worker, "(internal) run share i of the plan")->group("");
@@ -255,6 +259,7 @@ void validate(Settings& s, const CLI::App& app) {
 
 study::CheckResult run_study(Settings& s, const std::string& invoked) {
   s.threads = get_num_threads();
+  set_flush_denormal(s.flush_denormal);
   const std::string command = full_command(s);
   if (s.worker >= 0) {  // one share of a parent's plan: its runs go into the records folder
     run_stages(s, command, Ranks::one());

@@ -41,10 +41,10 @@ std::vector<study::Table> tables(const Settings& s, const Results& r) {
                    number(p.at_init.grad_norm[l]), number(p.at_init.rms[l]), number(p.at_init.emb_output_grad)});
   for (const TrainedRecord& t : r.trained) {
     runs.add({t.stage, t.variant->name, t.setup.name(), t.outcome, cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)),
-              cell(static_cast<std::int64_t>(t.train.loss.size())), number(t.train.initial_loss), number(t.train.final_loss),
+              cell(t.train.steps_done), number(t.train.initial_loss), number(t.train.final_loss),
               number(t.train.plateau), number(t.train.val_loss), t.measured_after ? number(mean_cosine(t.after)) : "",
               t.measured_after ? number(droppable_share(t, s.skip_threshold)) : "", number(t.train.seconds),
-              norm_grad_trend(t.train.norm_grad_norm, t.setup.warmup)});
+              norm_grad_trend(t.train.norm_grad_norm, static_cast<std::int64_t>(t.train.trace_index(t.setup.warmup)))});
     if (!t.measured_after) continue;
     for (std::size_t l = 0; l < t.skip_losses.size(); ++l)
       skip.add({t.variant->name, t.outcome, cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)), cell(std::int64_t(l + 1)),

@@ -24,10 +24,23 @@ template <class Archive>
 void serialize(Archive& a, Setup& s) {
   a(s.init, s.tied_head, s.warmup);
 }
+// The traces as float32 (half the bytes; their figures are read to a few digits), the lr
+// trace not at all (the schedule gives it back): a record of a 400-point run is about 5 KB.
 template <class Archive>
-void serialize(Archive& a, TrainResult& r) {
-  a(r.loss, r.lr, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss, r.grad_norm, r.norm_grad_norm, r.seconds,
-    r.step_seconds, r.interrupted);
+void save(Archive& a, const TrainResult& r) {
+  auto narrow = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
+  a(narrow(r.loss), r.steps_done, r.trace_stride, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss,
+    narrow(r.grad_norm), narrow(r.norm_grad_norm), r.seconds, r.step_seconds, r.interrupted);
+}
+template <class Archive>
+void load(Archive& a, TrainResult& r) {
+  std::vector<float> loss, grad_norm, norm_grad_norm;
+  a(loss, r.steps_done, r.trace_stride, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss, grad_norm,
+    norm_grad_norm, r.seconds, r.step_seconds, r.interrupted);
+  if (r.trace_stride < 1) throw tapegrad::ValueError("a trace stride of " + std::to_string(r.trace_stride));
+  r.loss.assign(loss.begin(), loss.end());
+  r.grad_norm.assign(grad_norm.begin(), grad_norm.end());
+  r.norm_grad_norm.assign(norm_grad_norm.begin(), norm_grad_norm.end());
 }
 template <class Archive>
 void serialize(Archive& a, TranslateRecord& r) {
@@ -107,7 +120,7 @@ Results from_bytes(const std::string& bytes) {
 
 namespace {
 
-constexpr const char* kMagic = "tapegrad depth_study record 2\n";
+constexpr const char* kMagic = "tapegrad depth_study record 3\n";
 
 // FNV-1a, 64 bits: a file name per key (the key itself is in the file and checked).
 std::uint64_t fnv1a(const std::string& text) {

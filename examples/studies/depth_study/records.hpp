@@ -10,7 +10,7 @@
 // settings differ has another key, so it is never mistaken for one. A record made by an
 // older build of the study is reused all the same: --restart discards every record.
 //
-// Each file is "tapegrad depth_study record 2\n", the key, the CRC-32 of the payload and the
+// Each file is "tapegrad depth_study record 3\n", the key, the CRC-32 of the payload and the
 // payload (cereal's binary archive of a Results holding that one run). A file that does not
 // read back whole, with its key and checksum (a stray file, a disk error), is not a record:
 // the run is done again, with a warning.

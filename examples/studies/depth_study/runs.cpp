@@ -102,6 +102,19 @@ double l2(const Tensor& t) {
   return std::sqrt(s);
 }
 
+// The means of v over consecutive blocks of `stride` values (the last block may be shorter).
+// A non-finite value makes its block's mean non-finite, so a trace keeps its NaN and Inf.
+std::vector<double> block_means(const std::vector<double>& v, std::int64_t stride) {
+  std::vector<double> out;
+  for (std::size_t b = 0; b < v.size(); b += static_cast<std::size_t>(stride)) {
+    const std::size_t e = std::min(v.size(), b + static_cast<std::size_t>(stride));
+    double sum = 0;
+    for (std::size_t i = b; i < e; ++i) sum += v[i];
+    out.push_back(sum / static_cast<double>(e - b));
+  }
+  return out;
+}
+
 // ‖(∇p for p in params)‖₂ over the gradients that are set.
 double grad_norm_of(const std::vector<Tensor>& params) {
   double s = 0;
@@ -234,6 +247,11 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
     else if (!(r.final_loss < r.initial_loss)) r.status = "no progress";
   } else {
     r.final_loss = r.val_loss = NAN;
+  }
+  r.steps_done = static_cast<std::int64_t>(r.loss.size());
+  if (r.steps_done > TrainResult::kTracePoints) {
+    r.trace_stride = (r.steps_done + TrainResult::kTracePoints - 1) / TrainResult::kTracePoints;
+    for (auto* trace : {&r.loss, &r.lr, &r.grad_norm, &r.norm_grad_norm}) *trace = block_means(*trace, r.trace_stride);
   }
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.step_seconds = step_seconds;

@@ -89,7 +89,14 @@ struct TrainOptions : study::Training {  // the optimizer, the schedule, the ste
 };
 
 struct TrainResult {
-  std::vector<double> loss, lr;  // [s] = training loss and lr of step s + 1
+  // [i] = training loss and lr of step i + 1, or, in a run longer than kTracePoints steps,
+  // their means over steps i·trace_stride + 1 … (i + 1)·trace_stride (and so the gradient
+  // norms below): a 4,000-step run's records stay small enough to keep by the thousand.
+  std::vector<double> loss, lr;
+  std::int64_t steps_done = 0, trace_stride = 1;
+  static constexpr std::int64_t kTracePoints = 400;
+  // The trace index of a step (counted from 0).
+  std::size_t trace_index(std::int64_t step) const { return static_cast<std::size_t>(step / trace_stride); }
   // "ok"; "non-finite" (the loss or a gradient became NaN or Inf: the run stopped there); or
   // "no progress" (the final training loss is not below the loss of the first step).
   std::string status = "ok";

@@ -46,7 +46,8 @@ std::string shared_key(const Settings& s) {
          " heads " + std::to_string(s.shape.heads) + " seq_len " + std::to_string(s.shape.seq_len) + " batch " +
          std::to_string(t.batch) + " " + t.optimizer + " wd " + exact(t.weight_decay) + " beta2 " + exact(t.beta2) + " " +
          t.schedule + " min_lr " + exact(t.min_lr_ratio) + " clip " + exact(t.clip) + " probe " + std::to_string(s.probe_batch) +
-         " eval " + std::to_string(s.eval_batches) + " margin " + exact(s.plateau_margin);
+         " eval " + std::to_string(s.eval_batches) + " margin " + exact(s.plateau_margin) +
+         (s.flush_denormal ? " flush-denormal" : "");
 }
 
 // What a model that ignores the context reaches (training::Unigram): the plateau.
