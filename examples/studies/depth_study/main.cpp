@@ -75,22 +75,20 @@ void apply_smoke_sizes(Settings& s, const CLI::App& app) {
 // --full: the larger study, for every setting not given on the command line: d_model 64,
 // 4,000 steps (2,048,000 tokens a run, 10× the default), 5 seeds. A block-step costs about
 // 2.5 ms at d_model 64 on one core, so a run of L blocks costs about 10·L seconds; the plan
-// below is about 2,600 block-runs (7 placements at 6 and 24 blocks, the deepest placements
-// at 128, the lr sweep), sized for about 4 hours on 2 cores. docs/depth-study.md says what
-// it leaves to a larger machine: every placement at every depth to 128 alone would cost
-// about 10 times as much.
+// below is 1.07e7 block-steps (7 placements at 6 and 24 blocks, Pre-LN and LLaMA at 128, the
+// lr sweep, Peri-LN's setups), about 4 hours on 2 cores. docs/depth-study.md says what it
+// leaves to a larger machine: every placement at every depth to 128 would cost 4 times as much.
 void apply_full_sizes(Settings& s, const CLI::App& app) {
   using study::unless_given;
   unless_given(app, "--d-model", s.shape.d_model, 64);
   unless_given(app, "--steps", s.train.steps, 4000);
   unless_given(app, "--warmup", s.train.warmup, 200);
   unless_given(app, "--depths", s.depths, std::vector<std::int64_t>{6, 24});
-  unless_given(app, "--lrs", s.lrs, std::vector<double>{1e-3});
   unless_given(app, "--deep-placements", s.deep_placements, std::vector<std::string>{"pre", "llama"});
   unless_given(app, "--deep-depths", s.deep_depths, std::vector<std::int64_t>{128});
   unless_given(app, "--deep-lr", s.deep_lr, 1e-3);
   unless_given(app, "--skip-depth", s.skip_depth, 24);
-  unless_given(app, "--lr-sweep", s.lr_sweep, std::vector<double>{5e-4, 1e-3, 2e-3, 4e-3});
+  unless_given(app, "--lr-sweep", s.lr_sweep, std::vector<double>{5e-4, 1e-3, 2e-3, 4e-3, 8e-3});
   unless_given(app, "--seeds", s.seeds, std::vector<std::uint64_t>{1, 2, 3, 4, 5});
   unless_given(app, "--setups", s.setups, std::vector<std::string>{"untied:gpt2-unscaled:200", "untied:gpt2:200",
                                                                    "untied:gpt2-unscaled:800"});
@@ -99,6 +97,9 @@ void apply_full_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--translate-steps", s.translate_steps, 300);
   unless_given(app, "--translate-d-model", s.translate_d_model, 64);
   unless_given(app, "--profile-placements", s.profile_placements, variant_names());
+  // The twin at 4,000 steps would take PyTorch about 15 minutes a placement on one thread; the
+  // default run's twin is the cross-check (--torch on brings it back).
+  if (app.count("--torch") == 0) s.torch = false;
 }
 
 // The command that reruns this setup, every setting spelled out (defaults may change).

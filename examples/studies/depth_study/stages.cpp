@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <set>
 #include <memory>
@@ -314,18 +315,11 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
                   tasks.size(), store.dir().c_str(), left);
     return res;
   }
-  const auto plan_start = std::chrono::steady_clock::now();
-  Results recorded = run_plan(s, tasks, store, ranks, make_progress);
-  info.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
-  info.processes = s.jobs * ranks.world();
-  info.runs = tasks.size();
-  info.resumed_runs = recorded_at_start;
-  if (!ranks.lead()) return res;  // rank 0 writes the report
-  merge_into(res, std::move(recorded));
-  training::Progress& progress_line = *progress;
-
-  // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings
-  if (s.torch && !s.torch_placements.empty()) {
+  // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings. Its
+  // one process starts beside the plan's: run after the plan, it left one core idle for its
+  // minutes (the plan's last runs fill the other).
+  std::future<TorchOutcome> torch_twin;
+  if (ranks.lead() && s.torch && !s.torch_placements.empty()) {
     TorchSetup t;
     t.d_model = s.shape.d_model, t.heads = s.shape.heads, t.seq_len = s.shape.seq_len;
     t.batch = s.train.batch, t.steps = s.train.steps, t.warmup = s.setup.warmup;
@@ -336,12 +330,27 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     const std::string dir = s.out + "/torch";
     std::filesystem::create_directories(dir);
     export_for_torch(dir, data, t);
-    progress_line.line("torch: running the PyTorch twin of " + study::join(s.torch_placements) + " at depth " +
-                  std::to_string(s.torch_depth) + " ...");
-    res.torch = run_torch(dir, s.python);  // one thread, as each of tapegrad's workers
+    std::printf("torch: running the PyTorch twin of %s at depth %lld beside the plan ...\n", study::join(s.torch_placements).c_str(),
+                static_cast<long long>(s.torch_depth));
+    std::fflush(stdout);
+    torch_twin = std::async(std::launch::async, [&s, dir] { return run_torch(dir, s.python); });  // one thread
+  }
+  const auto plan_start = std::chrono::steady_clock::now();
+  Results recorded = run_plan(s, tasks, store, ranks, make_progress);
+  info.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
+  info.processes = s.jobs * ranks.world();
+  info.runs = tasks.size();
+  info.resumed_runs = recorded_at_start;
+  if (!ranks.lead()) return res;  // rank 0 writes the report
+  merge_into(res, std::move(recorded));
+  training::Progress& progress_line = *progress;
+
+  // ---- torch: the twin's runs end here
+  if (torch_twin.valid()) {
+    res.torch = torch_twin.get();
     progress_line.line(res.torch.skipped.empty() ? "torch: " + std::to_string(res.torch.runs.size()) + " runs with PyTorch " +
-                                                  res.torch.torch_version
-                                            : "torch: not run: " + res.torch.skipped);
+                                                       res.torch.torch_version
+                                                 : "torch: not run: " + res.torch.skipped);
   }
 
   info.seconds = progress_line.elapsed();
