@@ -100,11 +100,16 @@ ar rcs "$build/libtapegrad_fuzz.a" "$build"/obj/*.o
 # kind of input each target reads (the corpus folders are named after it)
 declare -A kinds=([fuzz_load_checkpoint]=checkpoint [fuzz_load_safetensors]=safetensors [fuzz_load_hf_config]=hf_config)
 kinds+=([fuzz_load_gpt2_vocab]=gpt2_vocab [fuzz_load_gpt2_merges]=gpt2_merges [fuzz_load_tokenizer]=tokenizer)
+kinds+=([fuzz_load_depth_study_record]=depth_study_record)
+# The depth study's records reader lives with the study (examples/studies/depth_study): its
+# target compiles those two files of it beside the library.
+declare -A extra=([fuzz_load_depth_study_record]="examples/studies/depth_study/records.cpp examples/studies/depth_study/variants.cpp")
 for target in "${!kinds[@]}"; do
   echo "=== fuzz.sh: linking $target"
-  # shellcheck disable=SC2046  # pkg-config prints several words on purpose
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer -I"$build/include" -isystem "$build/omp" "fuzz/$target.cpp" \
-    "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas libpcre2-8) -lgomp -o "$build/$target"
+  # shellcheck disable=SC2046,SC2086  # pkg-config prints several words on purpose; the extra sources are a list
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer -I"$build/include" -Iexamples -Iexamples/studies -isystem "$build/omp" \
+    "fuzz/$target.cpp" ${extra[$target]:-} "$build/libtapegrad_fuzz.a" $(pkg-config --libs openblas libpcre2-8) -lgomp \
+    -o "$build/$target"
 done
 [[ $build_only -eq 1 ]] && exit 0
 
@@ -143,7 +148,7 @@ report() {
 mkdir -p "$build/logs"
 failed=()
 targets=(fuzz_load_checkpoint fuzz_load_safetensors fuzz_load_hf_config
-         fuzz_load_gpt2_vocab fuzz_load_gpt2_merges fuzz_load_tokenizer)
+         fuzz_load_gpt2_vocab fuzz_load_gpt2_merges fuzz_load_tokenizer fuzz_load_depth_study_record)
 jobs=$(nproc)
 for ((i = 0; i < ${#targets[@]}; i += jobs)); do
   batch=("${targets[@]:i:jobs}")

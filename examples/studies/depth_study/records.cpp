@@ -1,13 +1,11 @@
 // records.cpp — one file per finished run (records.hpp), and the records' binary form.
 #include "records.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <sstream>
-
-#include <cereal/archives/binary.hpp>
-#include <cereal/types/string.hpp>
-#include <cereal/types/vector.hpp>
+#include <type_traits>
 
 #include <tapegrad/io/checksum.hpp>
 #include <tapegrad/io/file.hpp>
@@ -15,25 +13,121 @@
 namespace depth_study {
 
 // ---------------------------------------------------------------- the binary form
+//
+// Every number as its bytes (this machine's byte order: records are read back by the machine,
+// or the cluster, that wrote them), a bool as one byte, strings and lists after their 8-byte
+// length. The reader checks each length against the bytes left before it allocates, so that no
+// file, whatever its bytes, makes it read out of bounds or allocate beyond the file's size.
+// (Not cereal's binary archive: it trusts a list's length and allocates it, whatever it is.)
 
-template <class Archive>
-void serialize(Archive& a, Snapshot& s) {
+namespace {
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class T>
+struct is_vector<std::vector<T>> : std::true_type {};
+
+class Writer {
+ public:
+  template <class... T>
+  void operator()(const T&... v) {
+    (put(v), ...);
+  }
+  std::string bytes;
+
+ private:
+  template <class T>
+  void put(const T& v) {
+    if constexpr (std::is_same_v<T, bool>) {
+      bytes.push_back(v ? 1 : 0);
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      put(static_cast<std::uint64_t>(v.size()));
+      bytes += v;
+    } else if constexpr (is_vector<T>::value) {
+      put(static_cast<std::uint64_t>(v.size()));
+      for (const auto& x : v) put(x);
+    } else {
+      fields(*this, const_cast<T&>(v));  // the struct's fields, in the order fields() lists them
+    }
+  }
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  template <class... T>
+  void operator()(T&... v) {
+    (get(v), ...);
+  }
+  std::size_t left() const { return bytes_.size() - at_; }
+
+ private:
+  void take(void* to, std::size_t n) {
+    if (n > left()) throw tapegrad::ValueError("the records end " + std::to_string(n - left()) + " bytes early");
+    std::memcpy(to, bytes_.data() + at_, n);
+    at_ += n;
+  }
+  // A length, refused when even elements of `min_bytes` each could not fit in the bytes left.
+  std::size_t length(std::size_t min_bytes) {
+    std::uint64_t n = 0;
+    take(&n, sizeof n);
+    if (n > left() / std::max<std::size_t>(1, min_bytes))
+      throw tapegrad::ValueError("a length of " + std::to_string(n) + " with " + std::to_string(left()) + " bytes left");
+    return static_cast<std::size_t>(n);
+  }
+  template <class T>
+  void get(T& v) {
+    if constexpr (std::is_same_v<T, bool>) {
+      unsigned char b = 0;  // any byte but 0 is true (a bool holding another value is undefined)
+      take(&b, 1);
+      v = b != 0;
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      take(&v, sizeof v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      v.resize(length(1));
+      take(v.data(), v.size());
+    } else if constexpr (is_vector<T>::value) {
+      using E = typename T::value_type;
+      v.resize(length(std::is_arithmetic_v<E> ? sizeof(E) : 1));
+      for (auto& x : v) get(x);
+    } else {
+      fields(*this, v);
+    }
+  }
+  const std::string& bytes_;
+  std::size_t at_ = 0;
+};
+
+// A variant travels by its name (the records hold a pointer into the variant table).
+void variant(Writer& a, const Variant*& v) { a(v->name); }
+void variant(Reader& a, const Variant*& v) {
+  std::string name;
+  a(name);
+  try {
+    v = &variant_from_name(name);
+  } catch (const std::exception& e) {  // std::invalid_argument, naming the placements it knows
+    throw tapegrad::ValueError(e.what());
+  }
+}
+
+template <class A>
+void fields(A& a, Snapshot& s) {
   a(s.loss, s.grad_norm, s.rms, s.cosine, s.emb_output_grad, s.tok_emb_grad, s.total_grad);
 }
-template <class Archive>
-void serialize(Archive& a, Setup& s) {
+template <class A>
+void fields(A& a, Setup& s) {
   a(s.init, s.tied_head, s.warmup);
 }
 // The traces as float32 (half the bytes; their figures are read to a few digits), the lr
 // trace not at all (the schedule gives it back): a record of a 400-point run is about 5 KB.
-template <class Archive>
-void save(Archive& a, const TrainResult& r) {
+void fields(Writer& a, TrainResult& r) {
   auto narrow = [](const std::vector<double>& v) { return std::vector<float>(v.begin(), v.end()); };
   a(narrow(r.loss), r.steps_done, r.trace_stride, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss,
     narrow(r.grad_norm), narrow(r.norm_grad_norm), r.seconds, r.step_seconds, r.interrupted);
 }
-template <class Archive>
-void load(Archive& a, TrainResult& r) {
+void fields(Reader& a, TrainResult& r) {
   std::vector<float> loss, grad_norm, norm_grad_norm;
   a(loss, r.steps_done, r.trace_stride, r.status, r.initial_loss, r.final_loss, r.plateau, r.val_loss, grad_norm,
     norm_grad_norm, r.seconds, r.step_seconds, r.interrupted);
@@ -42,77 +136,34 @@ void load(Archive& a, TrainResult& r) {
   r.grad_norm.assign(grad_norm.begin(), grad_norm.end());
   r.norm_grad_norm.assign(norm_grad_norm.begin(), norm_grad_norm.end());
 }
-template <class Archive>
-void serialize(Archive& a, TranslateRecord& r) {
+template <class A>
+void fields(A& a, TranslateRecord& r) {
   a(r.placement, r.layers, r.seed, r.diverged, r.val_loss, r.exact_match, r.token_accuracy, r.seconds, r.task);
 }
-
-namespace {
-
-// A variant travels by its name (the records hold a pointer into the variant table);
-// variant_from_name throws ValueError on a name it does not know.
-template <class Archive>
-void save_variant(Archive& a, const Variant* v) {
-  a(v->name);
+template <class A>
+void fields(A& a, ProfileRecord& p) {
+  a(p.init), variant(a, p.variant), a(p.depth, p.seed, p.at_init, p.seconds, p.task);
 }
-template <class Archive>
-const Variant* load_variant(Archive& a) {
-  std::string name;
-  a(name);
-  return &variant_from_name(name);
+template <class A>
+void fields(A& a, TrainedRecord& t) {
+  a(t.stage), variant(a, t.variant);
+  a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.measure_seconds,
+    t.task);
 }
 
 }  // namespace
 
 std::string to_bytes(const Results& r) {
-  std::ostringstream out(std::ios::binary);
-  {
-    cereal::BinaryOutputArchive a(out);
-    a(static_cast<std::uint64_t>(r.profile.size()));
-    for (ProfileRecord p : r.profile) a(p.init), save_variant(a, p.variant), a(p.depth, p.seed, p.at_init, p.seconds, p.task);
-    a(static_cast<std::uint64_t>(r.trained.size()));
-    for (TrainedRecord t : r.trained) {
-      a(t.stage), save_variant(a, t.variant);
-      a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses,
-        t.measure_seconds, t.task);
-    }
-    a(r.translate);
-  }
-  return std::move(out).str();
+  Writer a;
+  a(r.profile, r.trained, r.translate);
+  return std::move(a.bytes);
 }
 
 Results from_bytes(const std::string& bytes) {
-  std::istringstream in(bytes, std::ios::binary);
   Results r;
-  try {
-    cereal::BinaryInputArchive a(in);
-    std::uint64_t n = 0;
-    a(n);
-    // A count larger than the bytes left cannot be right: refuse it before allocating.
-    if (n > bytes.size()) throw tapegrad::ValueError("a count of " + std::to_string(n) + " profile records");
-    for (std::uint64_t i = 0; i < n; ++i) {
-      ProfileRecord p;
-      a(p.init);
-      p.variant = load_variant(a);
-      a(p.depth, p.seed, p.at_init, p.seconds, p.task);
-      r.profile.push_back(std::move(p));
-    }
-    a(n);
-    if (n > bytes.size()) throw tapegrad::ValueError("a count of " + std::to_string(n) + " trained records");
-    for (std::uint64_t i = 0; i < n; ++i) {
-      TrainedRecord t;
-      a(t.stage);
-      t.variant = load_variant(a);
-      a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses,
-        t.measure_seconds, t.task);
-      r.trained.push_back(std::move(t));
-    }
-    a(r.translate);
-  } catch (const tapegrad::ValueError&) {
-    throw;
-  } catch (const std::exception& e) {  // cereal: read past the end; std::bad_alloc, std::length_error
-    throw tapegrad::ValueError(std::string("records that do not read back: ") + e.what());
-  }
+  Reader a(bytes);
+  a(r.profile, r.trained, r.translate);
+  if (a.left() != 0) throw tapegrad::ValueError(std::to_string(a.left()) + " bytes after the records");
   return r;
 }
 
@@ -120,7 +171,7 @@ Results from_bytes(const std::string& bytes) {
 
 namespace {
 
-constexpr const char* kMagic = "tapegrad depth_study record 3\n";
+constexpr const char* kMagic = "tapegrad depth_study record 4\n";
 
 // FNV-1a, 64 bits: a file name per key (the key itself is in the file and checked).
 std::uint64_t fnv1a(const std::string& text) {
@@ -147,19 +198,33 @@ std::string RecordStore::path_of(const std::string& key) const {
 
 bool RecordStore::has(const std::string& key) const { return load(key).has_value(); }
 
+std::string record_head(const std::string& shared_key, const std::string& key) {
+  return kMagic + shared_key + "\n" + key + "\n";
+}
+
+Results read_record(const std::string& bytes, const std::string& head) {
+  if (bytes.size() < head.size() + 4 || bytes.compare(0, head.size(), head) != 0)
+    throw tapegrad::ValueError("another run's key, or not a record");
+  const std::string payload = bytes.substr(head.size() + 4);
+  std::uint32_t crc = 0;
+  for (int i = 0; i < 4; ++i) crc |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[head.size() + i])) << (8 * i);
+  if (crc != tapegrad::io::crc32(payload)) throw tapegrad::ValueError("its checksum does not match");
+  return from_bytes(payload);
+}
+
+std::string write_record(const Results& one, const std::string& head) {
+  const std::string payload = to_bytes(one);
+  std::string bytes = head;
+  const std::uint32_t crc = tapegrad::io::crc32(payload);
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
+  return bytes + payload;
+}
+
 std::optional<Results> RecordStore::load(const std::string& key) const {
   const std::string path = path_of(key);
   if (!std::filesystem::exists(path)) return std::nullopt;
   try {
-    const std::string bytes = tapegrad::io::read_file(path);
-    const std::string head = kMagic + shared_key_ + "\n" + key + "\n";
-    if (bytes.size() < head.size() + 4 || bytes.compare(0, head.size(), head) != 0)
-      throw tapegrad::ValueError("another run's key, or not a record");
-    const std::string payload = bytes.substr(head.size() + 4);
-    std::uint32_t crc = 0;
-    for (int i = 0; i < 4; ++i) crc |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[head.size() + i])) << (8 * i);
-    if (crc != tapegrad::io::crc32(payload)) throw tapegrad::ValueError("its checksum does not match");
-    return from_bytes(payload);
+    return read_record(tapegrad::io::read_file(path), record_head(shared_key_, key));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "depth_study: warning: %s is not a record of this run (%s): the run is done again\n", path.c_str(),
                  e.what());
@@ -168,12 +233,7 @@ std::optional<Results> RecordStore::load(const std::string& key) const {
 }
 
 void RecordStore::save(const std::string& key, const Results& one) const {
-  const std::string payload = to_bytes(one);
-  std::string bytes = kMagic + shared_key_ + "\n" + key + "\n";
-  const std::uint32_t crc = tapegrad::io::crc32(payload);
-  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<char>((crc >> (8 * i)) & 0xff));
-  bytes += payload;
-  tapegrad::io::write_file_atomic(path_of(key), bytes);
+  tapegrad::io::write_file_atomic(path_of(key), write_record(one, record_head(shared_key_, key)));
 }
 
 }  // namespace depth_study

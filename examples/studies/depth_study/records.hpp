@@ -10,8 +10,8 @@
 // settings differ has another key, so it is never mistaken for one. A record made by an
 // older build of the study is reused all the same: --restart discards every record.
 //
-// Each file is "tapegrad depth_study record 3\n", the key, the CRC-32 of the payload and the
-// payload (cereal's binary archive of a Results holding that one run). A file that does not
+// Each file is "tapegrad depth_study record 4\n", the key, the CRC-32 of the payload and the
+// payload (records.cpp's binary form of a Results holding that one run). A file that does not
 // read back whole, with its key and checksum (a stray file, a disk error), is not a record:
 // the run is done again, with a warning.
 #pragma once
@@ -42,6 +42,13 @@ class RecordStore {
   std::string path_of(const std::string& key) const;
   std::string dir_, shared_key_;
 };
+
+// A records file's bytes: record_head(shared_key, key), the CRC-32 of the payload (4 bytes,
+// little-endian), the payload (to_bytes). read_record throws ValueError on bytes that are not
+// one whole record under this head (fuzz/fuzz_load_depth_study_record.cpp feeds it any bytes).
+std::string record_head(const std::string& shared_key, const std::string& key);
+std::string write_record(const Results& one, const std::string& head);
+Results read_record(const std::string& bytes, const std::string& head);
 
 // A run's records as bytes and back (the records file's payload, and what MPI ranks send to
 // rank 0). from_bytes throws ValueError on bytes it cannot read whole.
