@@ -69,6 +69,7 @@ tapegrad_add_test(NAME examples.depth_study_rejects_setup REFUSAL COMMAND depth_
 set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
   PASS_REGULAR_EXPRESSION "setup 'tide:xavier:0': the head is tied or untied, not 'tide'")
 # The sums the verdicts rest on (best lr, deepest trainable depth, droppable blocks, ...).
+# The sums the verdicts rest on, and the records files (read back, and refused when broken).
 add_executable(depth_study_summary_test ${CMAKE_CURRENT_LIST_DIR}/depth_study_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/depth_study_records_test.cpp)
 target_link_libraries(depth_study_summary_test PRIVATE tapegrad_catch_main tapegrad_depth_study Catch2::Catch2)
