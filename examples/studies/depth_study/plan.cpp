@@ -39,6 +39,29 @@ std::vector<std::vector<std::size_t>> shares_of(const std::vector<Task>& tasks, 
 
 }  // namespace
 
+void print_plan(const Settings& s, const std::vector<Task>& tasks, const Ranks& ranks) {
+  double total_cost = 0;
+  for (const Task& t : tasks) total_cost += t.cost;
+  std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
+              "depths %s); lr sweep %zu x %zu; setups %zu x %zu; budget %zu x %zu fractions; translate %zu x %zu; %lld steps "
+              "per LM run; %zu tasks, %.3g block-steps, in %lld process(es)%s\n",
+              s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
+              s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(), s.lr_placements.size(),
+              s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(), s.budget_placements.size(),
+              s.budget_fractions.size(), s.translate_placements.size(), s.translate_layers.size(),
+              static_cast<long long>(s.train.steps), tasks.size(), total_cost, static_cast<long long>(s.jobs),
+              ranks.world() > 1 ? (" per rank, " + std::to_string(ranks.world()) + " ranks").c_str() : "");
+  std::fflush(stdout);
+}
+
+Recorded recorded(const std::vector<Task>& tasks, const RecordStore& store) {
+  Recorded r;
+  for (const Task& t : tasks)
+    if (store.has(t.key)) ++r.runs;
+    else r.cost_left += t.cost;
+  return r;
+}
+
 Results run_plan(const Settings& s, const std::vector<Task>& tasks, const RecordStore& store, const Ranks& ranks,
                  const std::function<training::Progress&(double work)>& make_progress) {
   // ---- what is left: the runs no rank holds a record of (once every rank's --restart has

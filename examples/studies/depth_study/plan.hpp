@@ -32,6 +32,16 @@ struct Task {
   std::vector<std::string> stages;
 };
 
+// The plan line: what each stage runs, the tasks, their block-steps and the processes.
+void print_plan(const Settings& s, const std::vector<Task>& tasks, const Ranks& ranks);
+
+// How many of the tasks this rank's records folder holds, and the cost of the others.
+struct Recorded {
+  std::size_t runs = 0;
+  double cost_left = 0;
+};
+Recorded recorded(const std::vector<Task>& tasks, const RecordStore& store);
+
 // Runs the tasks of `share` one after the other, saving each run's records as it ends.
 void run_share(const std::vector<Task>& tasks, const std::vector<std::size_t>& share, const RecordStore& store,
                tapegrad::training::Progress& progress);

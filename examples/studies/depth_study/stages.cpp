@@ -290,29 +290,12 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     run_share(tasks, share, store, make_progress(work));
     return res;
   }
-  double total_cost = 0;
-  for (const Task& t : tasks) total_cost += t.cost;
-  if (ranks.lead()) {
-    std::printf("plan: %zu seed(s); profile %zu x %zu depths at init; grid %zu placements x %zu depths x %zu lrs (+%zu x "
-                "depths %s); lr sweep %zu x %zu; setups %zu x %zu; budget %zu x %zu fractions; translate %zu x %zu; %lld steps "
-                "per LM run; %zu tasks, %.3g block-steps, in %lld process(es)%s\n",
-                s.seeds.size(), s.profile_placements.size(), s.profile_depths.size(), s.placements.size(), s.depths.size(),
-                s.lrs.size(), s.deep_placements.size(), study::comma_list(s.deep_depths).c_str(), s.lr_placements.size(),
-                s.lr_sweep.size(), s.setup_placements.size(), s.setups.size(), s.budget_placements.size(),
-                s.budget_fractions.size(), s.translate_placements.size(), s.translate_layers.size(),
-                static_cast<long long>(s.train.steps), tasks.size(), total_cost, static_cast<long long>(s.jobs),
-                ranks.world() > 1 ? (" per rank, " + std::to_string(ranks.world()) + " ranks").c_str() : "");
-    std::fflush(stdout);
-  }
-  std::size_t recorded_at_start = 0;  // (on rank 0)
-  double left = 0;
-  for (const Task& t : tasks)
-    if (store.has(t.key)) ++recorded_at_start;
-    else left += t.cost;
+  if (ranks.lead()) print_plan(s, tasks, ranks);
+  const Recorded recorded_at_start = recorded(tasks, store);
   if (s.dry_run) {
     if (ranks.lead())
-      std::printf("dry run: %zu of the %zu runs are recorded in %s; %.3g block-steps left to run\n", recorded_at_start,
-                  tasks.size(), store.dir().c_str(), left);
+      std::printf("dry run: %zu of the %zu runs are recorded in %s; %.3g block-steps left to run\n", recorded_at_start.runs,
+                  tasks.size(), store.dir().c_str(), recorded_at_start.cost_left);
     return res;
   }
   // ---- torch: a subset of the grid again in PyTorch, same data, batches and settings. Its
@@ -340,7 +323,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
   info.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
   info.processes = s.jobs * ranks.world();
   info.runs = tasks.size();
-  info.resumed_runs = recorded_at_start;
+  info.resumed_runs = recorded_at_start.runs;
   if (!ranks.lead()) return res;  // rank 0 writes the report
   merge_into(res, std::move(recorded));
   training::Progress& progress_line = *progress;
