@@ -9,7 +9,7 @@
 //
 // A figure has stopped moving when the paired interval (over seeds) of its change from the
 // second-largest budget to the largest lies inside a band that does not matter; it still
-// moves when the interval excludes no change.
+// moves when the interval leaves out no change (0 for a difference, 1 for a ratio).
 #include "claims_budget.hpp"
 
 #include <cmath>
@@ -106,7 +106,7 @@ void budget_section(Writer& w) {
                     " of the " + std::to_string(s.train.steps) + " steps, each with its warm-up shortened alike. A figure has "
                     "**stopped moving** when the 95% interval of its change from " + std::to_string(budgets[budgets.size() - 2]) +
                     " to " + std::to_string(budgets.back()) + " steps (paired by seed) lies inside a band too small to change a "
-                    "verdict; it **still moves** when the interval excludes no change; otherwise the seeds cannot tell.");
+                    "verdict; it **still moves** when the interval leaves out no change; otherwise the seeds cannot tell.");
 
   std::vector<std::string> depth_names;
   for (auto d : s.depths) depth_names.push_back(std::to_string(d));
