@@ -126,12 +126,7 @@ void grid_section(Writer& w) {
   study::LineChart c("Deepest trainable depth by learning rate", "learning rate (log scale)", "deepest depth that trains");
   c.log_x = true;
   const auto depths = grid_depths(s);
-  c.y_ticks.push_back({0, "none"});
-  for (std::size_t i = 0; i < depths.size(); ++i) c.y_ticks.push_back({static_cast<double>(i + 1), std::to_string(depths[i])});
-  const auto row = [&](std::int64_t d) {  // a depth's place on the axis
-    const auto at = std::find(depths.begin(), depths.end(), d);
-    return d == 0 ? 0.0 : at == depths.end() ? NAN : static_cast<double>(at - depths.begin() + 1);
-  };
+  depth_ticks(c, depths);
   c.caption = "Higher is deeper: the median over the seeds of the deepest grid depth that still trains (at it and every "
               "smaller depth); the bar spans the seeds. The bottom row, *none*, holds the placements that did not train "
               "even at the smallest depth. Markers side by side at one learning rate have the same value: each "
@@ -150,7 +145,7 @@ void grid_section(Writer& w) {
       std::vector<std::string> text;
       for (auto seed : s.seeds) {
         const auto d = deepest_trainable(w.r, s, p, lr, seed);
-        per_seed.push_back(row(d));
+        per_seed.push_back(depth_row(depths, static_cast<double>(d)));
         text.push_back(d == 0 ? "< " + std::to_string(grid_depths(s).front())
                               : d == deepest_run ? "≥ " + std::to_string(d) : std::to_string(d));
       }

@@ -136,16 +136,7 @@ void budget_section(Writer& w) {
     c.log_x = true;
     c.log_y = spec.ratio;
     c.caption = spec.caption;
-    const auto depth_row = [&](double d) -> double {  // the categorical depth axis: none, then each depth
-      if (!std::isfinite(d)) return NAN;
-      if (d == 0) return 0.0;
-      const auto at = std::find(s.depths.begin(), s.depths.end(), static_cast<std::int64_t>(d));
-      return at == s.depths.end() ? NAN : static_cast<double>(at - s.depths.begin() + 1);
-    };
-    if (spec.depth_axis) {
-      c.y_ticks.push_back({0, "none"});
-      for (std::size_t i = 0; i < s.depths.size(); ++i) c.y_ticks.push_back({static_cast<double>(i + 1), depth_names[i]});
-    }
+    if (spec.depth_axis) depth_ticks(c, s.depths);
     for (const std::string& p : spec.placements) {
       study::Series se;
       se.name = label(p);
@@ -158,7 +149,7 @@ void budget_section(Writer& w) {
         if (spec.depth_axis) {
           std::vector<double> rows;
           for (double d : v)
-            if (std::isfinite(depth_row(d))) rows.push_back(depth_row(d));
+            if (std::isfinite(depth_row(s.depths, d))) rows.push_back(depth_row(s.depths, d));
           std::sort(rows.begin(), rows.end());
           se.x.push_back(static_cast<double>(budgets[b]));
           se.y.push_back(rows.empty() ? NAN : rows[rows.size() / 2]);

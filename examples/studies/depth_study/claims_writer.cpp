@@ -10,6 +10,18 @@ namespace depth_study {
 
 std::string depth_list(const std::vector<std::int64_t>& d) { return study::comma_list(d); }
 
+void depth_ticks(study::LineChart& c, const std::vector<std::int64_t>& depths) {
+  c.y_ticks.push_back({0, "none"});
+  for (std::size_t i = 0; i < depths.size(); ++i) c.y_ticks.push_back({static_cast<double>(i + 1), std::to_string(depths[i])});
+}
+
+double depth_row(const std::vector<std::int64_t>& depths, double depth) {
+  if (!std::isfinite(depth)) return NAN;
+  if (depth == 0) return 0.0;
+  const auto at = std::find(depths.begin(), depths.end(), static_cast<std::int64_t>(depth));
+  return at == depths.end() ? NAN : static_cast<double>(at - depths.begin() + 1);
+}
+
 // A table of a figure at initialization by placement (rows) and profile depth (columns).
 study::Table profile_table(const Writer& w, const std::vector<std::string>& placements,
                            const std::function<Stat(const std::string&, std::int64_t)>& figure) {

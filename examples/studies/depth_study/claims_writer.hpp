@@ -119,6 +119,11 @@ Call interval_verdict(Writer& w, const std::string& what, const Interval& i, dou
 
 // "3,6,12"
 std::string depth_list(const std::vector<std::int64_t>& d);
+// The categorical depth axis of the deepest-trainable charts: a "none" row at 0 for a
+// placement that trains at no depth (a log axis could not show it), then each of `depths`
+// evenly spaced above it. depth_row gives a depth's place on it (NaN off the axis).
+void depth_ticks(study::LineChart& c, const std::vector<std::int64_t>& depths);
+double depth_row(const std::vector<std::int64_t>& depths, double depth);
 // "<what> was not part of this run (<option>)": the text of a not-measured verdict.
 std::string unreached(const std::string& what, const std::string& option);
 // A figure at initialization by placement (rows) and profile depth (columns), and the same as

@@ -56,20 +56,19 @@ void print_plan(const Settings& s, const std::vector<Task>& tasks, const Ranks& 
 
 Recorded recorded(const std::vector<Task>& tasks, const RecordStore& store) {
   Recorded r;
-  for (const Task& t : tasks)
-    if (store.has(t.key)) ++r.runs;
-    else r.cost_left += t.cost;
+  r.held.resize(tasks.size());
+  for (std::size_t i = 0; i < tasks.size(); ++i) {
+    r.held[i] = store.has(tasks[i].key);
+    if (r.held[i]) ++r.runs;
+    else r.cost_left += tasks[i].cost;
+  }
   return r;
 }
 
-Results run_plan(const Settings& s, const std::vector<Task>& tasks, const RecordStore& store, const Ranks& ranks,
-                 const std::function<training::Progress&(double work)>& make_progress) {
-  // ---- what is left: the runs no rank holds a record of (once every rank's --restart has
-  // emptied its records folder: ranks may share one)
-  ranks.barrier();
-  std::vector<bool> held(tasks.size());
-  for (std::size_t i = 0; i < tasks.size(); ++i) held[i] = store.has(tasks[i].key);
-  const std::vector<int> holder = ranks.holders(held);
+Results run_plan(const Settings& s, const std::vector<Task>& tasks, const Recorded& recorded, const RecordStore& store,
+                 const Ranks& ranks, const std::function<training::Progress&(double work)>& make_progress) {
+  // ---- what is left: the runs no rank holds a record of
+  const std::vector<int> holder = ranks.holders(recorded.held);
   std::vector<std::size_t> todo;
   for (std::size_t i = 0; i < tasks.size(); ++i)
     if (holder[i] == ranks.world()) todo.push_back(i);

@@ -35,8 +35,11 @@ struct Task {
 // The plan line: what each stage runs, the tasks, their block-steps and the processes.
 void print_plan(const Settings& s, const std::vector<Task>& tasks, const Ranks& ranks);
 
-// How many of the tasks this rank's records folder holds, and the cost of the others.
+// Which tasks this rank's records folder holds a record of that reads back (each file read and
+// checked once: call it after every rank's --restart has emptied its folder, as ranks may
+// share one), how many, and the cost of the others.
 struct Recorded {
+  std::vector<bool> held;
   std::size_t runs = 0;
   double cost_left = 0;
 };
@@ -46,10 +49,11 @@ Recorded recorded(const std::vector<Task>& tasks, const RecordStore& store);
 void run_share(const std::vector<Task>& tasks, const std::vector<std::size_t>& share, const RecordStore& store,
                tapegrad::training::Progress& progress);
 
-// The whole plan, as the header says. On rank 0 returns every task's records, in the plan's
+// The whole plan, as the header says, given what `recorded` found. On rank 0 returns every task's records, in the plan's
 // order (each record's `task` set to its index); on the other ranks an empty Results.
 // `progress` is made by the caller once the work is known: make_progress(work of this rank).
-Results run_plan(const Settings& s, const std::vector<Task>& tasks, const RecordStore& store, const Ranks& ranks,
+Results run_plan(const Settings& s, const std::vector<Task>& tasks, const Recorded& recorded, const RecordStore& store,
+                 const Ranks& ranks,
                  const std::function<tapegrad::training::Progress&(double work)>& make_progress);
 
 }  // namespace depth_study

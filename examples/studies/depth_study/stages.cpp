@@ -291,6 +291,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     return res;
   }
   if (ranks.lead()) print_plan(s, tasks, ranks);
+  ranks.barrier();  // every rank's --restart has emptied its records folder (ranks may share one)
   const Recorded recorded_at_start = recorded(tasks, store);
   if (s.dry_run) {
     if (ranks.lead())
@@ -319,7 +320,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     torch_twin = std::async(std::launch::async, [&s, dir] { return run_torch(dir, s.python); });  // one thread
   }
   const auto plan_start = std::chrono::steady_clock::now();
-  Results recorded = run_plan(s, tasks, store, ranks, make_progress);
+  Results recorded = run_plan(s, tasks, recorded_at_start, store, ranks, make_progress);
   info.plan_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - plan_start).count();
   info.processes = s.jobs * ranks.world();
   info.runs = tasks.size();
