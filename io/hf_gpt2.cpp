@@ -81,6 +81,7 @@ nn::TransformerLMConfig gpt2_config_from_hf(const HfConfig& hf) {
 std::string gpt2_config_to_hf(const nn::TransformerLMConfig& c) {
   // A GPT-2 is exactly gpt2_config of its shape up to the settings that do not change the
   // function computed in eval mode (dropout, init, dtype) and the two that config.json holds.
+  refuse_stream_without_hf(c, "save_hf_gpt2");
   nn::TransformerLMConfig expected = with_eval_neutral_settings(
       nn::gpt2_config({c.vocab_size, c.max_seq_len, c.n_layers, c.block.d_model, c.block.n_heads, c.block.n_kv_heads}), c);
   expected.block.d_ff = c.block.d_ff;

@@ -107,6 +107,7 @@ nn::TransformerLMConfig llama_config_from_hf(const HfConfig& hf) {
 
 std::string llama_config_to_hf(const nn::TransformerLMConfig& c) {
   const std::int64_t kv = c.block.n_kv_heads > 0 ? c.block.n_kv_heads : c.block.n_heads;
+  refuse_stream_without_hf(c, "save_hf_llama");
   nn::TransformerLMConfig expected = with_eval_neutral_settings(
       nn::llama_config({c.vocab_size, c.max_seq_len, c.n_layers, c.block.d_model, c.block.n_heads, c.block.n_kv_heads}), c);
   expected.block.d_ff = c.block.d_ff;

@@ -79,6 +79,14 @@ void check_tied_head(const StateDict& hf, const std::string& head, const std::st
                       printable(embedding));
 }
 
+void refuse_stream_without_hf(const nn::TransformerLMConfig& c, const std::string& op) {
+  const nn::StreamInfo& s = nn::stream_info(c.stream.scheme);
+  if (s.hf_equivalent) return;
+  throw ValueError(op + ": the model's stream scheme is " + s.name + " (" + s.label + ", " + s.paper +
+                   "), which Hugging Face's models have no equivalent of: their blocks each read the one before it, "
+                   "and the file would load into another model. Save it with io::save_model instead");
+}
+
 nn::TransformerLMConfig with_eval_neutral_settings(nn::TransformerLMConfig preset, const nn::TransformerLMConfig& model) {
   preset.block.dropout = model.block.dropout;
   preset.block.attn_dropout = model.block.attn_dropout;

@@ -33,6 +33,9 @@ nn::TransformerLMConfig validated_hf_config(const nn::TransformerLMConfig& c, co
 // A tied checkpoint may store the head again: hf[head], if present, must equal hf[embedding].
 void check_tied_head(const StateDict& hf, const std::string& head, const std::string& embedding,
                      const std::string& source);
+// ValueError from `op` (save_hf_gpt2, ...) naming the model's stream scheme and why, when
+// Hugging Face's layouts have no equivalent of it (nn::StreamInfo::hf_equivalent).
+void refuse_stream_without_hf(const nn::TransformerLMConfig& c, const std::string& op);
 // `preset` with the settings of `model` that change nothing in eval mode or in the file
 // (dropout, dtype, init, causal): `model` is of the preset's design iff the two are equal.
 nn::TransformerLMConfig with_eval_neutral_settings(nn::TransformerLMConfig preset, const nn::TransformerLMConfig& model);

@@ -20,6 +20,7 @@ MetaValue encode(double v) { return v; }
 MetaValue encode(bool v) { return static_cast<std::int64_t>(v); }
 MetaValue encode(const nn::Placement& p) { return p.name; }
 MetaValue encode(const nn::NormKind& n) { return n.name; }
+MetaValue encode(const nn::StreamScheme& s) { return s.name; }
 MetaValue encode(nn::Activation a) { return nn::activation_name(a); }
 MetaValue encode(nn::InitScheme s) { return nn::init_scheme_name(s); }
 MetaValue encode(nn::QkNorm n) { return nn::qk_norm_name(n); }
@@ -65,6 +66,9 @@ void decode_name(const MetaValue& v, Named& out, const Entry& e, FromName&& from
 }
 void decode(const MetaValue& v, nn::Placement& out, const Entry& e) { decode_name(v, out, e, nn::placement_from_name); }
 void decode(const MetaValue& v, nn::NormKind& out, const Entry& e) { decode_name(v, out, e, nn::norm_kind_from_name); }
+void decode(const MetaValue& v, nn::StreamScheme& out, const Entry& e) {
+  decode_name(v, out, e, nn::stream_scheme_from_name);
+}
 void decode(const MetaValue& v, nn::Activation& out, const Entry& e) { decode_name(v, out, e, nn::activation_from_name); }
 void decode(const MetaValue& v, nn::InitScheme& out, const Entry& e) { decode_name(v, out, e, nn::init_scheme_from_name); }
 void decode(const MetaValue& v, nn::QkNorm& out, const Entry& e) { decode_name(v, out, e, nn::qk_norm_from_name); }
@@ -86,7 +90,7 @@ void decode(const MetaValue& v, std::optional<bool>& out, const Entry& e) {
 // ---------------------------------------------------------------- a whole config
 
 template <typename F>
-constexpr bool is_nested_config = std::is_same_v<F, nn::TransformerBlockConfig>;
+constexpr bool is_nested_config = std::is_same_v<F, nn::TransformerBlockConfig> || std::is_same_v<F, nn::StreamConfig>;
 
 template <typename Config>
 void write_fields(Metadata& out, const std::string& prefix, const Config& config) {
@@ -101,7 +105,9 @@ void write_fields(Metadata& out, const std::string& prefix, const Config& config
 std::int64_t version_of_field(const std::string& name) {
   static const std::set<std::string> version_2 = {"n_kv_heads", "qk_norm",          "rope",
                                                   "rope_theta", "rope_interleaved", "mix_ln_ratio"};
-  return version_2.count(name) ? 2 : 1;
+  static const std::set<std::string> version_3 = {"scheme",        "dwa_dilation",  "dwa_period",
+                                                  "value_lambda1", "value_lambda2", "value_lambda_learnable"};
+  return version_3.count(name) ? 3 : version_2.count(name) ? 2 : 1;
 }
 
 // A field newer than the file keeps its default (the behaviour the file's model was built

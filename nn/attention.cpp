@@ -120,7 +120,8 @@ void check_input(const Tensor& x, std::int64_t C, const char* what) {
 }  // namespace
 
 Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_mask, std::int64_t position,
-                                   KVCache* cache, std::int64_t layer) {
+                                   KVCache* cache, std::int64_t layer,
+                                   const std::function<Tensor(const Tensor&)>& values) {
   Tensor x = input, key_padding_mask = padding_mask;
   ForwardCall call(*this, {&x, &key_padding_mask});
   if (options.cross()) throw ValueError("MultiHeadAttention: this module does cross-attention; call forward_cross");
@@ -147,6 +148,11 @@ Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_ma
   a.dropout_p = options.attn_dropout();
   a.training = is_training();
   Tensor packed = qkv->forward(x);  // (B, T, (H + 2·Hkv)·D)
+  if (values) {  // [q | k | v] -> [q | k | values(v)]
+    const std::int64_t qk = (options.n_heads() + options.kv_heads()) * options.head_dim();
+    const Tensor v = values(narrow(packed, 2, qk, options.kv_heads() * options.head_dim()));
+    packed = cat({narrow(packed, 2, 0, qk), v}, 2);
+  }
   if (q_norm || options.rope()) packed = prepare_qk(packed, position);
   if (cache) return call.output(attend_cached(packed, *cache, layer));
   const Tensor merged = self_attention_packed(packed, options.n_heads(), a, options.kv_heads());  // (B, T, C)

@@ -19,6 +19,8 @@
 // and attends over every stored one: the generation path, inference only (not differentiable).
 #pragma once
 
+#include <functional>
+
 #include "dropout.hpp"
 #include "kv_cache.hpp"
 #include "linear.hpp"
@@ -61,8 +63,11 @@ class MultiHeadAttention : public Module {
   // cache->length()): their keys and values go into layer `layer` of the cache and the queries
   // attend over all of its keys, bottom-right causal (query i sees keys j <= i + length).
   // Inference only: refused in grad mode when a parameter or x requires grad; no padding mask.
+  // values: v (B, T, Hkv·D) -> the values the heads attend to (and the cache keeps), for a
+  // stream that mixes values across blocks (nn/stream/value_residual.cpp); empty: v itself.
   Tensor forward(const Tensor& x, const Tensor& key_padding_mask = Tensor(), std::int64_t position = 0,
-                 KVCache* cache = nullptr, std::int64_t layer = 0);
+                 KVCache* cache = nullptr, std::int64_t layer = 0,
+                 const std::function<Tensor(const Tensor&)>& values = {});
   // Cross-attention. x: (B, Tq, C), memory: (B, Tk, kv_dim), memory_padding_mask: (B, Tk).
   Tensor forward_cross(const Tensor& x, const Tensor& memory, const Tensor& memory_padding_mask = Tensor());
   std::string extra_repr() const override;

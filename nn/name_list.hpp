@@ -1,9 +1,10 @@
-// name_list.hpp — the two things every registry (placements, norms) does by name: find an
-// entry, and list the names ("a, b, c or d") for --help and for the errors that say what a
-// setting may be. An entry is anything with a `name` member.
+// name_list.hpp — what every registry (placements, norms, stream schemes) does by name: find
+// an entry, list the names ("a, b, c or d") for --help and for the errors that say what a
+// setting may be, and take a program's own entry. An entry is anything with a `name` member.
 #pragma once
 
 #include <string>
+#include <utility>
 
 #include "../autograd/errors.hpp"
 
@@ -33,6 +34,17 @@ const auto& entry_named(const Entries& entries, const std::string& name, const s
   for (const auto& e : entries)
     if (e.name == name) return e;
   throw ValueError("unknown " + what + " '" + name + "' (expected " + name_list(entries) + ")");
+}
+
+// Appends a program's own entry (register_placement, register_stream); ValueError from `op`
+// when its name is empty or taken, or it has no make function.
+template <typename Registry, typename Entry>
+void register_entry(Registry& registry, Entry entry, const std::string& op, const std::string& what) {
+  if (entry.name.empty() || !entry.make)
+    throw ValueError(op + ": a " + what + " needs a name and a make function (got name '" + entry.name + "')");
+  for (const auto& e : registry)
+    if (e.name == entry.name) throw ValueError(op + ": a " + what + " named '" + entry.name + "' is already registered");
+  registry.push_back(std::move(entry));
 }
 
 }  // namespace tapegrad::nn

@@ -3,7 +3,6 @@
 #include "transformer_block.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include "../autograd/checkpoint.hpp"
 #include "../autograd/ops.hpp"
@@ -12,22 +11,14 @@
 
 namespace tapegrad::nn {
 
-namespace {
-std::string number(double v) {
-  std::ostringstream os;
-  os << v;
-  return os.str();
-}
-}  // namespace
-
 void TransformerBlockConfig::validate() const {
   if (d_model <= 0 || n_heads <= 0 || d_model % n_heads != 0)
     throw ValueError("TransformerBlockConfig: d_model (" + std::to_string(d_model) +
                      ") must be a positive multiple of n_heads (" + std::to_string(n_heads) + ")");
   if (ff_dim() <= 0) throw ValueError("TransformerBlockConfig: d_ff must be >= 0, got " + std::to_string(d_ff));
-  if (!(dropout >= 0 && dropout < 1)) throw ValueError("TransformerBlockConfig: dropout must be in [0, 1), got " + number(dropout));
+  if (!(dropout >= 0 && dropout < 1)) throw ValueError("TransformerBlockConfig: dropout must be in [0, 1), got " + number_str(dropout));
   if (!(attn_dropout >= 0 && attn_dropout < 1))
-    throw ValueError("TransformerBlockConfig: attn_dropout must be in [0, 1), got " + number(attn_dropout));
+    throw ValueError("TransformerBlockConfig: attn_dropout must be in [0, 1), got " + number_str(attn_dropout));
   if (!(norm_eps > 0)) throw ValueError("TransformerBlockConfig: norm_eps must be positive");
   if (n_kv_heads < 0 || (n_kv_heads > 0 && n_heads % n_kv_heads != 0))
     throw ValueError("TransformerBlockConfig: n_kv_heads (" + std::to_string(n_kv_heads) + ") must divide n_heads (" +
@@ -35,7 +26,7 @@ void TransformerBlockConfig::validate() const {
   if (rope && (d_model / n_heads) % 2 != 0)
     throw ValueError("TransformerBlockConfig: rope needs an even head dim, d_model / n_heads = " +
                      std::to_string(d_model / n_heads));
-  if (!(rope_theta > 1)) throw ValueError("TransformerBlockConfig: rope_theta must be > 1, got " + number(rope_theta));
+  if (!(rope_theta > 1)) throw ValueError("TransformerBlockConfig: rope_theta must be > 1, got " + number_str(rope_theta));
   const PlacementInfo& p = placement_info(placement);
   const NormInfo& n = norm_info(norm);
   if (n.conditional && cond_dim <= 0)
@@ -48,20 +39,20 @@ void TransformerBlockConfig::validate() const {
                      name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.block_modulation; }) +
                      ", got " + p.name);
   if (residual_scale != 1.0 && !p.residual_scale)
-    throw ValueError("TransformerBlockConfig: residual_scale = " + number(residual_scale) +
+    throw ValueError("TransformerBlockConfig: residual_scale = " + number_str(residual_scale) +
                      " does not apply to placement " + p.name + " (only " +
                      name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.residual_scale; }, " and ") +
                      " scale the residual" + (p.depth_alpha ? "; " + p.name + " sets α from the depth" : "") +
                      "); leave it at 1");
   if (!(mix_ln_ratio >= 0 && mix_ln_ratio <= 1))
     throw ValueError("TransformerBlockConfig: mix_ln_ratio must be in [0, 1] (the fraction of a stack's blocks that "
-                     "Mix-LN makes Post-LN), got " + number(mix_ln_ratio));
+                     "Mix-LN makes Post-LN), got " + number_str(mix_ln_ratio));
   const double default_ratio = TransformerBlockConfig{}.mix_ln_ratio;
   if (mix_ln_ratio != default_ratio && !p.mix_ln_ratio)
-    throw ValueError("TransformerBlockConfig: mix_ln_ratio = " + number(mix_ln_ratio) + " does not apply to placement " +
+    throw ValueError("TransformerBlockConfig: mix_ln_ratio = " + number_str(mix_ln_ratio) + " does not apply to placement " +
                      p.name + " (only " +
                      name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.mix_ln_ratio; }, " and ") +
-                     " mixes Post-LN and Pre-LN blocks); leave it at " + number(default_ratio));
+                     " mixes Post-LN and Pre-LN blocks); leave it at " + number_str(default_ratio));
 }
 
 TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack& s)
@@ -121,8 +112,13 @@ Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& contex
                      (ctx.cond.defined() ? shape_str(ctx.cond.shape()) : std::string("none")));
   // A cached step runs without grad: there is nothing to checkpoint.
   if (!checkpoint_activations || ctx.kv_cache) return call.output(compute(x, ctx));
+  if (ctx.values)  // the recomputed block would lose what the callback shares with other blocks
+    throw ValueError("TransformerBlock: activation checkpointing recomputes a block alone, but ctx.values (a stream "
+                     "that mixes values across blocks, as value_residual) reaches outside it; turn one of them off");
   // Keep the inputs only; the backward runs compute() again (autograd/checkpoint.hpp).
-  const CheckpointFn block = [this](const TensorList& in) { return compute(in[0], {in[1], in[2], in[3], in[4]}); };
+  const CheckpointFn block = [this](const TensorList& in) {
+    return compute(in[0], {in[1], in[2], in[3], in[4], nullptr, {}});
+  };
   return call.output(checkpoint(block, {x, ctx.key_padding_mask, ctx.memory, ctx.memory_padding_mask, ctx.cond}));
 }
 
@@ -133,8 +129,8 @@ Tensor TransformerBlock::compute(const Tensor& x, const BlockContext& ctx) {
   if (modulation) cond = chunk(modulation->forward(silu(ctx.cond)), static_cast<std::int64_t>(cond.size()), 1);  // each (B, 3C)
   BlockSublayers F;
   F.attn = Sublayer([&](const Tensor& h) {
-    if (!ctx.kv_cache) return attn->forward(h, ctx.key_padding_mask);
-    return attn->forward(h, ctx.key_padding_mask, ctx.kv_cache->length(), ctx.kv_cache, stack.index);
+    if (!ctx.kv_cache) return attn->forward(h, ctx.key_padding_mask, 0, nullptr, 0, ctx.values);
+    return attn->forward(h, ctx.key_padding_mask, ctx.kv_cache->length(), ctx.kv_cache, stack.index, ctx.values);
   }, *attn_residual, cond[0]);
   if (cross_attn)
     F.cross = Sublayer([&](const Tensor& h) { return cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); },

@@ -91,6 +91,9 @@ struct BlockContext {
   // Generation: the self-attention reads and extends layer stack.index of this cache, x being
   // the tokens at positions kv_cache->length() on (MultiHeadAttention::forward). Inference only.
   KVCache* kv_cache = nullptr;
+  // The stream's hand in the self-attention's values (nn/stream/value_residual.cpp): v ->
+  // what the heads attend to. Empty: the values as they are.
+  std::function<Tensor(const Tensor&)> values;
 };
 
 class TransformerBlock : public Module {

@@ -22,6 +22,7 @@ void TransformerLMConfig::validate() const {
     throw ValueError("TransformerLMConfig: n_classes = " + std::to_string(n_classes) + " needs a conditional norm (" +
                      name_list_if(norm_registry(), [](const NormInfo& n) { return n.conditional; }) + "), got " + norm.name);
   block_config().validate();
+  stream.validate();
 }
 
 TransformerBlockConfig TransformerLMConfig::block_config() const {
@@ -43,6 +44,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   blocks = register_module("blocks", std::make_shared<ModuleList>());
   const Stack stack = Stack::decoder_only(c.n_layers);
   for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(b, stack.at(l)));
+  stream = register_module("stream", stream_info(c.stream.scheme).make(StreamBuild{c.stream, c.n_layers, b}));
   if (placement_info(b.placement).final_norm)
     final_norm = register_module("final_norm", make_final_norm(b.norm, NormSpec{b.d_model, b.norm_eps, b.cond_dim, b.dtype}));
   if (!c.tie_weights)
@@ -88,7 +90,10 @@ Tensor TransformerLM::run(const Tensor& tokens, const Tensor& classes, KVCache* 
     h = add(h, pos_emb->forward(start == 0 ? arange(T, DType::int64)
                                            : arange(static_cast<double>(start), static_cast<double>(start + T), 1.0,
                                                     DType::int64)));
-  for (const auto& m : *blocks) h = static_cast<TransformerBlock&>(*m).forward(h, ctx);
+  StreamState s = stream->begin(h);
+  for (std::size_t l = 0; l < blocks->size(); ++l)
+    stream->run_block(s, static_cast<TransformerBlock&>(*(*blocks)[l]), ctx, static_cast<std::int64_t>(l));
+  h = stream->end(s);
   if (final_norm) h = final_norm->forward(h, ctx.cond);
   if (cache) cache->advance(T);  // every block stored its T positions
   return lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);
@@ -106,12 +111,16 @@ std::optional<std::int64_t> TransformerLM::max_length() const {
 }
 
 void TransformerLM::set_activation_checkpointing(bool on) {
+  if (on && stream->reaches_into_blocks())
+    throw ValueError("TransformerLM: activation checkpointing recomputes each block alone, but the stream scheme " +
+                     config.stream.scheme.name + " reaches into the blocks' attention; train it without checkpointing");
   for (const auto& b : *blocks) static_cast<TransformerBlock&>(*b).checkpoint_activations = on;
 }
 
 std::string TransformerLM::extra_repr() const {
   return "vocab_size=" + std::to_string(config.vocab_size) + ", n_layers=" + std::to_string(config.n_layers) +
          ", d_model=" + std::to_string(config.block.d_model) + ", placement=" + config.block.placement.name +
+         (config.stream.scheme.name != "plain" ? ", stream=" + config.stream.scheme.name : "") +
          (config.tie_weights ? ", tied" : "");
 }
 

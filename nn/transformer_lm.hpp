@@ -5,6 +5,9 @@
 //   logits = lm_head(final_norm(h_L))                  (B, T, V); final_norm when the
 //                                                      placement asks for one (Pre-LN)
 //
+// The blocks run through the model's residual stream (nn/stream/): the plain stream above by
+// default, or a scheme that joins blocks across the depth (DenseFormer, value residual).
+//
 // The LM head is optionally tied to the token embedding (logits = h·Eᵀ, no extra weight).
 // With n_classes > 0 the model is conditional: a class (task) id picks a vector from
 // cond_emb that drives every AdaLN / AdaLN-Zero norm.
@@ -17,6 +20,7 @@
 #include "generate.hpp"
 #include "kv_cache.hpp"
 #include "model_init.hpp"
+#include "stream/stream.hpp"
 #include "transformer_block.hpp"
 
 namespace tapegrad::nn {
@@ -31,6 +35,7 @@ struct TransformerLMConfig {
   // The optional L^(-1/2) scaling of the blocks' Linear weights (model_init.hpp); off unless set.
   std::optional<bool> b2t_scaling;
   std::int64_t n_classes = 0;  // > 0: conditional model (block.norm adaln or adaln_zero)
+  StreamConfig stream;         // how the blocks join across the depth (nn/stream/); plain by default
 
   // Throws ValueError naming the first invalid setting.
   void validate() const;
@@ -49,6 +54,7 @@ struct TransformerLMConfig {
     f("init", self.init);
     f("b2t_scaling", self.b2t_scaling);
     f("n_classes", self.n_classes);
+    f("stream", self.stream);  // model config version 3 (older files: the plain stream)
   }
 };
 
@@ -79,12 +85,13 @@ class TransformerLM : public Module {
   std::string extra_repr() const override;
   // Activation checkpointing in every block (TransformerBlock::checkpoint_activations): less
   // memory, the same gradients, about one more forward pass per step. Not a model setting:
-  // files do not record it.
+  // files do not record it. Refused (ValueError) with a stream that reaches into the blocks.
   void set_activation_checkpointing(bool on);
 
   TransformerLMConfig config;
   std::shared_ptr<Embedding> tok_emb, pos_emb, cond_emb;
   std::shared_ptr<ModuleList> blocks;
+  std::shared_ptr<ResidualStream> stream;  // runs the blocks (config.stream); its parameters under "stream."
   std::shared_ptr<Norm> final_norm;    // when the placement asks for one (pre)
   std::shared_ptr<Linear> lm_head;     // untied only
 

@@ -32,7 +32,8 @@ void parse(const std::string& text, T& value) {
   }
 }
 
-std::vector<std::string> names(const std::vector<nn::PlacementInfo>& entries) {
+template <typename Entries>  // a registry: the placements, the stream schemes
+std::vector<std::string> names(const Entries& entries) {
   std::vector<std::string> out;
   for (const auto& e : entries) out.push_back(e.name);
   return out;
@@ -78,6 +79,20 @@ Options::Options()
   model_flag("--seq-len", s.seq_len, "context length T", "max_seq_len")->check(cli::positive);
   model_flag("--placement", s.placement, "norm placement (the list below)", "block.placement")
       ->check(CLI::IsMember(names(nn::placement_registry())));
+  model_flag("--stream", s.stream, "how the blocks join across the depth: the residual stream's scheme (the list "
+             "below)", "stream.scheme")
+      ->check(CLI::IsMember(names(nn::stream_registry())));
+  model_flag("--dwa-dilation", s.dwa_dilation, "with --stream denseformer: each average reads every k-th block output",
+             "stream.dwa_dilation")->check(cli::positive);
+  model_flag("--dwa-period", s.dwa_period, "with --stream denseformer: an average after every p-th block",
+             "stream.dwa_period")->check(cli::positive);
+  model_flag("--value-lambda1", s.value_lambda1, "with --stream value_residual: λ1, the first block's share of the "
+             "values", "stream.value_lambda1");
+  model_flag("--value-lambda2", s.value_lambda2, "with --stream value_residual: λ2, the block's own share",
+             "stream.value_lambda2");
+  model_flag("--value-lambda-learnable", s.value_lambda_learnable, "with --stream value_residual: 1 to learn λ1 and λ2 "
+             "of each block, starting at --value-lambda1 and --value-lambda2", "stream.value_lambda_learnable")
+      ->check(cli::range(0, 1));
   model_flag("--norm", s.norm, "layernorm or rmsnorm", "block.norm")->check(CLI::IsMember({"layernorm", "rmsnorm"}));
   model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
       ->check(cli::positive);
@@ -152,7 +167,7 @@ Options::Options()
           },
           "SIZE", ""));
   app_->add_flag("--no-mfu", s.no_mfu, "skip the GEMM rate measurement at start (~0.3 s) and the MFU on the progress line");
-  app_->footer(nn::placement_help());
+  app_->footer(nn::placement_help() + "\n" + nn::stream_help());
 }
 
 Options::~Options() = default;
@@ -174,6 +189,12 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   config.block.placement = nn::placement_from_name(s.placement);
   // llama's norm is rmsnorm unless --norm says otherwise (its default is gpt2's layernorm)
   if (s.arch == "gpt2" || given("--norm")) config.block.norm = nn::norm_kind_from_name(s.norm);
+  config.stream.scheme = nn::stream_scheme_from_name(s.stream);
+  config.stream.dwa_dilation = s.dwa_dilation;
+  config.stream.dwa_period = s.dwa_period;
+  config.stream.value_lambda1 = s.value_lambda1;
+  config.stream.value_lambda2 = s.value_lambda2;
+  config.stream.value_lambda_learnable = s.value_lambda_learnable != 0;
   config.block.residual_scale = s.residual_scale;
   config.block.dropout = s.dropout;
   config.init = nn::init_scheme_from_name(s.init);

@@ -15,6 +15,7 @@
 // registry.cpp.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -143,8 +144,15 @@ struct PlacementInfo {
   void (*init_ffn)(FeedForward& ffn, const Stack& stack) = nullptr;
 };
 
-// Every placement, in the order --help and error messages list them.
-const std::vector<PlacementInfo>& placement_registry();
+// Every placement, in the order --help and error messages list them: the library's, then those
+// a program registered (a deque: registering keeps every entry, and each block's pointer to
+// its entry, where it is).
+const std::deque<PlacementInfo>& placement_registry();
+// Adds a placement written outside the library (docs/residuals.md: GPT-J's parallel block),
+// before a model that names it is built or loaded; then configs, files, train_lm-style
+// programs and generate() take it like the library's own. ValueError if the name is taken or
+// empty, or make is missing. Not thread-safe: register at start-up.
+void register_placement(PlacementInfo info);
 // The entry of p; ValueError naming p and the registered names when there is none.
 const PlacementInfo& placement_info(const Placement& p);
 

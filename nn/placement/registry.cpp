@@ -1,6 +1,7 @@
 // registry.cpp — the placement registry: every placement a config, a command line or a study
 // can name. Each unit's file defines its entry (name, formula, paper, what it needs, its
-// formula unit); adding a placement is one unit file and one line in the list below.
+// formula unit); adding a placement is one unit file and one line in the list below, and a
+// program adds its own with register_placement().
 #include <sstream>
 
 #include "placement.hpp"
@@ -11,8 +12,9 @@ namespace tapegrad::nn {
 PlacementInfo post_ln_placement(), pre_ln_placement(), b2t_placement(), deepnorm_placement(), rezero_placement(),
     no_residual_placement(), peri_ln_placement(), olmo2_placement(), mix_ln_placement(), ln_scaling_placement();
 
-const std::vector<PlacementInfo>& placement_registry() {
-  static const std::vector<PlacementInfo> placements = {
+namespace {
+std::deque<PlacementInfo>& registry() {
+  static std::deque<PlacementInfo> placements = {
       post_ln_placement(),      // post      N(x + F(x))
       pre_ln_placement(),       // pre       x + F(N(x))
       b2t_placement(),          // b2t       post + the block input before the last norm
@@ -25,6 +27,13 @@ const std::vector<PlacementInfo>& placement_registry() {
       ln_scaling_placement(),   // lns       x + F(N(x)/√ℓ) in block ℓ
   };
   return placements;
+}
+}  // namespace
+
+const std::deque<PlacementInfo>& placement_registry() { return registry(); }
+
+void register_placement(PlacementInfo info) {
+  register_entry(registry(), std::move(info), "register_placement", "placement");
 }
 
 std::string placement_names(const std::string& last_separator) { return name_list(placement_registry(), last_separator); }

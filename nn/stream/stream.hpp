@@ -1,0 +1,139 @@
+// stream.hpp — the residual stream as an object: the state that a decoder's blocks read and
+// write on the way from the embedding to the head, and the scheme that joins the blocks across
+// the depth.
+//
+// Elhage et al. 2021 ("A Mathematical Framework for Transformer Circuits") read a transformer
+// as one stream that every attention head and every FFN reads from and writes into. How one
+// block joins its sublayers to the stream (Post-LN, Pre-LN, B2T, ...) is its placement
+// (nn/placement/). What spans blocks is the stream's scheme:
+//
+//   plain           x_l = block_l(x_{l−1})                          every placement alone
+//   denseformer     x_l = Σ_{j≤l} α_{l,j}·X_j    X_0 the embedding, X_j block j's output
+//                                                (Pagliardini et al. 2024, DenseFormer)
+//   value_residual  V_n ← λ1·V_1 + λ2·V_n        each attention's values mixed with the
+//                                                first block's (Zhou et al. 2024, ResFormer)
+//
+// A model runs its blocks through its stream:
+//
+//   StreamState s = stream.begin(h0);                       // h0: the embedded tokens (B, T, C)
+//   for (l = 0 .. L−1) stream.run_block(s, block_l, ctx, l);
+//   Tensor h = stream.end(s);                               // what the final norm and head read
+//
+// The state can be more than one tensor: the outputs of every block so far (DenseFormer), the
+// first block's values (value residual). A scheme is a Module: its parameters (DenseFormer's
+// α) are the model's, under "stream." in its state dict. Adding a scheme: one unit file here
+// and its line in registry.cpp; a program registers its own with register_stream() before it
+// builds or loads a model (docs/residuals.md shows one).
+#pragma once
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "../module.hpp"
+
+namespace tapegrad::nn {
+
+class TransformerBlock;
+struct BlockContext;
+struct TransformerBlockConfig;
+
+// A scheme's registered name, as configs, files and command lines hold it.
+struct StreamScheme {
+  std::string name;  // a key of stream_registry()
+
+  StreamScheme(std::string n) : name(std::move(n)) {}  // implicit: config.stream.scheme = "denseformer"
+  StreamScheme(const char* n) : name(n) {}
+  bool operator==(const StreamScheme&) const = default;
+};
+
+// What a model's stream is built from: its scheme and the settings of the schemes that have
+// some (each refused by the others unless left at its default).
+struct StreamConfig {
+  StreamScheme scheme{"plain"};
+  // DenseFormer (Pagliardini et al. 2024, §3): an average after every `dwa_period`-th block,
+  // over the outputs X_j with j ≡ l (mod dwa_dilation) only; 1 and 1: after every block, over all.
+  std::int64_t dwa_dilation = 1;
+  std::int64_t dwa_period = 1;
+  // Value residual (Zhou et al. 2024): V_n ← λ1·V_1 + λ2·V_n in blocks 2..L; 0.5 and 0.5 as
+  // the paper's ResFormer. Learnable: λ1 and λ2 of each block are parameters starting there.
+  double value_lambda1 = 0.5;
+  double value_lambda2 = 0.5;
+  bool value_lambda_learnable = false;
+
+  // Throws ValueError naming the first invalid setting, or a setting its scheme does not use.
+  void validate() const;
+  bool operator==(const StreamConfig&) const = default;
+  // Every field with its name, in order (see TransformerBlockConfig::visit_fields).
+  template <typename Self, typename F>
+  static void visit_fields(Self& self, F&& f) {
+    f("scheme", self.scheme);
+    f("dwa_dilation", self.dwa_dilation);
+    f("dwa_period", self.dwa_period);
+    f("value_lambda1", self.value_lambda1);
+    f("value_lambda2", self.value_lambda2);
+    f("value_lambda_learnable", self.value_lambda_learnable);
+  }
+};
+
+// What the blocks read and write, carried from the embedding to the head.
+struct StreamState {
+  Tensor x;                     // what the next block reads: (B, T, C)
+  std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them)
+  Tensor first_values;          // V_1: the first block's attention values (B, T, Hkv·D) (value residual)
+};
+
+// A scheme: the plain stream, unless a unit overrides a step.
+class ResidualStream : public Module {
+ public:
+  explicit ResidualStream(std::string name = "ResidualStream") : Module(std::move(name)) {}
+  // The state entering block 0: x = h0.
+  virtual StreamState begin(const Tensor& h0);
+  // Block l (0-based) reads the state and writes into it: x = block(x).
+  virtual void run_block(StreamState& s, TransformerBlock& block, BlockContext& ctx, std::int64_t l);
+  // What the final norm and the head read: x.
+  virtual Tensor end(StreamState& s);
+  // Whether the scheme reaches into the blocks' sublayers (the attention's values): then
+  // activation checkpointing, which recomputes a block alone, is refused.
+  virtual bool reaches_into_blocks() const { return false; }
+};
+
+// What a scheme is built from: the model's stream settings, its depth and its blocks' config.
+struct StreamBuild {
+  const StreamConfig& stream;
+  std::int64_t n_layers;
+  const TransformerBlockConfig& block;
+};
+
+// One entry of the registry.
+struct StreamInfo {
+  std::string name;     // "denseformer": in configs, files and on the command line
+  std::string label;    // "DenseFormer": in tables and chart legends
+  std::string formula;  // one line, as --help shows it
+  std::string paper;    // where it comes from
+  // Whether Hugging Face's layouts (GPT-2, LLaMA) can hold a model with it: the exports refuse
+  // the others by name.
+  bool hf_equivalent = false;
+  bool dwa_settings = false;    // uses StreamConfig's dwa_dilation and dwa_period (DenseFormer)
+  bool value_settings = false;  // uses StreamConfig's value_lambda* (value residual)
+  std::function<std::shared_ptr<ResidualStream>(const StreamBuild&)> make;
+};
+
+// Every scheme, in the order --help and error messages list them: the library's, then those a
+// program registered (a deque: registering keeps every entry where it is).
+const std::deque<StreamInfo>& stream_registry();
+// Adds a scheme (a program's own, before it builds a model); ValueError if the name is taken,
+// empty, or make is missing. Not thread-safe: register at start-up.
+void register_stream(StreamInfo info);
+// The entry of s; ValueError naming s and the registered names when there is none.
+const StreamInfo& stream_info(const StreamScheme& s);
+// The registered scheme called name; ValueError "unknown stream scheme 'x' (expected plain, ...)".
+StreamScheme stream_scheme_from_name(const std::string& name);
+// "plain, denseformer or value_residual"
+std::string stream_names(const std::string& last_separator = " or ");
+// One line per scheme, for --help.
+std::string stream_help();
+
+}  // namespace tapegrad::nn
