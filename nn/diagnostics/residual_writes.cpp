@@ -31,6 +31,10 @@ WriteRatioRecorder::WriteRatioRecorder(Module& root) {
       handles_.push_back(sublayer->register_forward_pre_hook(first_input, "WriteRatioRecorder"));
       handles_.push_back(sublayer->register_forward_hook(
           [s](Module&, const TensorList&, Tensor& out) {
+            // Only the output of the forward whose input was noted: the backward of a
+            // checkpointed block runs its sublayers again (TransformerBlock::compute, no block
+            // hooks), on the same inputs, and leaves the values of the forward as they are.
+            if (!s->input.defined()) return;
             ResidualWrite& w = s->write;
             w.output_norm = l2_norm(out);
             w.ratio = w.input_norm > 0 ? w.output_norm / w.input_norm : NAN;

@@ -117,6 +117,16 @@ TEST_CASE("residual write ratio is ||F|| / ||x||", "[diagnostics]") {
     CHECK(r.ratio == r.output_norm / r.input_norm);
     CHECK((r.read_write_cosine >= -1 && r.read_write_cosine <= 1));
   }
+  // A checkpointed block runs its sublayers again in backward, below the block's hooks: the
+  // writes stay those of the forward.
+  lm->set_activation_checkpointing(true);
+  const Tensor tokens = Tensor::from_vector<std::int64_t>({1, 2, 3}, {1, 3});
+  cross_entropy(lm->forward(tokens).reshape({3, 13}), tokens.reshape({3})).backward();
+  const auto checkpointed = recorder.writes();
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    CHECK(checkpointed[i].output_norm == ratios[i].output_norm);
+    CHECK(checkpointed[i].read_write_cosine == ratios[i].read_write_cosine);
+  }
   // Direct check on a ReZero block whose gates are 1 and whose FFN is ReLU then 2·I (fc1 = I,
   // fc2 = 2·I, no biases), in float64: the FFN reads x and writes F = 2·relu(x). Two tokens:
   //   x₁ = (1, 2, 2):  F₁ = (2, 4, 4),  cos = 1
