@@ -1,5 +1,5 @@
 // clip_grad.cpp — the two in-place clipping functions. Formulas in clip_grad.hpp; the global
-// gradient norm (deterministic chunked sums in double) is nn::grad_norm in nn/diagnostics.cpp.
+// gradient norm (deterministic chunked sums in double) is nn::grad_norm in nn/diagnostics/grad_norms.cpp.
 #include "clip_grad.hpp"
 
 #include <cmath>

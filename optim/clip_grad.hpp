@@ -15,7 +15,7 @@
 
 #include <vector>
 
-#include "../nn/diagnostics.hpp"
+#include "../nn/diagnostics/grad_norms.hpp"
 #include "health.hpp"
 #include "optimizer.hpp"
 

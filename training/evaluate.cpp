@@ -6,11 +6,12 @@
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
 #include "../data/synthetic.hpp"
+#include "../nn/diagnostics/stream_recorder.hpp"
 
 namespace tapegrad::training {
 
 double evaluate_lm(nn::TransformerLM& model, const data::TokenStream& stream, std::int64_t batches, std::int64_t B,
-                   std::int64_t T) {
+                   std::int64_t T, const std::function<void(const data::Batch&)>& each) {
   NoGradGuard no_grad;
   const bool was_training = model.is_training();
   model.eval();
@@ -23,9 +24,22 @@ double evaluate_lm(nn::TransformerLM& model, const data::TokenStream& stream, st
     const std::int64_t count = batch.targets.numel();
     total += cross_entropy(logits.reshape({count, -1}), batch.targets.reshape({count}), Reduction::sum).item();
     n += count;
+    if (each) each(batch);
   }
   model.train(was_training);
   return n ? total / static_cast<double>(n) : NAN;
+}
+
+LensEvaluation evaluate_lens(nn::TransformerLM& model, const data::TokenStream& stream, std::int64_t batches,
+                             std::int64_t B, std::int64_t T) {
+  nn::StreamRecorder streams(*model.blocks);
+  const nn::Readout readout = nn::lm_readout(model);
+  nn::LogitLens lens;
+  LensEvaluation out;
+  out.loss = evaluate_lm(model, stream, batches, B, T,
+                         [&](const data::Batch& batch) { lens.add(streams.streams(), readout, batch.targets); });
+  out.layers = lens.layers();
+  return out;
 }
 
 void Scores::add(const Tensor& logits, const Tensor& targets) {

@@ -18,6 +18,8 @@
 // norm, tokens/s, each block's gradient norm), drawn with the studies' report code
 // (examples/common/); live_report.hpp says what it measures, history.hpp how it covers a resumed
 // run.
+// With --lens, each evaluation also prints the logit lens, the validation loss of the stream after
+// every block, and writes it beside --log (lens.hpp).
 // Before building the model it prints the memory estimate and refuses a run that needs more
 // than the memory available (--max-memory 20GB sets the limit, --max-memory none skips the
 // check); the progress line ends with the MFU, model FLOPs/s over the GEMM rate measured at
@@ -82,6 +84,7 @@ int main(int argc, char** argv) {
         if (run.has_ema()) std::snprintf(val, sizeof val, "  val %.4f (ema %.4f, unigram %.4f)", r.val_loss, r.val_loss_ema, run.baseline);
         else std::snprintf(val, sizeof val, "  val %.4f (unigram %.4f)", r.val_loss, run.baseline);
         progress.line(text + val);
+        if (!r.lens.empty()) progress.note(r.lens);
       } else {
         progress.show(text);
       }

@@ -167,6 +167,10 @@ Options::Options()
           },
           "SIZE", ""));
   app_->add_flag("--no-mfu", s.no_mfu, "skip the GEMM rate measurement at start (~0.3 s) and the MFU on the progress line");
+  app_->add_flag("--lens", s.lens, "at every evaluation, the logit lens: the validation loss of the residual stream after "
+                                 "each block (0: the embeddings), decoded by the model's final norm and head, and the "
+                                 "share of tokens whose top prediction is already the last layer's; printed, and "
+                                 "written beside --log (train_lm.csv -> train_lm.lens.csv). Changes no number of the run");
   app_->footer(nn::placement_help() + "\n" + nn::stream_help());
 }
 

@@ -58,6 +58,7 @@ struct Settings {
   double comm_timeout = 300;                         // with --ddp: seconds one collective may wait
   std::string max_memory;  // the memory the run may need ("20GB", "none"); empty: what is available
   bool no_mfu = false;     // no GEMM measurement, no MFU on the progress line
+  bool lens = false;       // the logit lens at every evaluation (lens.hpp)
 };
 
 class Options {

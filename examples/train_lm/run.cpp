@@ -40,6 +40,7 @@ Run::Run(Options& options, DataParallel& job) : s(options.s), job_(job), batch_g
   log_->restore(state_.extra);
   if (const std::string page = report_path(options); job_.lead() && !page.empty())
     report_ = std::make_unique<LiveReport>(page, s, *model_, s.resume ? step : -1, baseline);
+  if (s.lens && job_.lead()) lens_ = std::make_unique<LensLog>(lens_path(s.log), s.resume ? step : -1);
   first_step = step;
   last_step = s.stop_after > 0 ? std::min(s.steps, step + s.stop_after) : s.steps;
 }
@@ -199,7 +200,7 @@ StepResult Run::train_step() {
   // Evaluations fall on the same steps in a straight and in a resumed run: every
   // --eval-interval steps and at the planned end, not where this process happens to stop.
   r.evaluated = step % s.eval_interval == 0 || step == s.steps;
-  if (r.evaluated && job_.lead()) r.val_loss = evaluate();
+  if (r.evaluated && job_.lead()) r.val_loss = evaluate_with_lens(r.lens);
   if (r.evaluated && job_.lead() && ema_) r.val_loss_ema = evaluate_ema();
   std::vector<std::string> extra;
   if (ema_) extra.push_back(training::MetricsLog::cell(r.val_loss_ema));
@@ -210,6 +211,14 @@ StepResult Run::train_step() {
 }
 
 double Run::evaluate() { return training::evaluate_lm(*model_, *stream_, s.eval_batches, s.batch, model_->config.max_seq_len); }
+
+double Run::evaluate_with_lens(std::string& line) {
+  if (!lens_) return evaluate();
+  const training::LensEvaluation e =
+      training::evaluate_lens(*model_, *stream_, s.eval_batches, s.batch, model_->config.max_seq_len);
+  line = lens_->add(step, e.layers);
+  return e.loss;
+}
 
 double Run::evaluate_ema() {
   if (!ema_) return NAN;

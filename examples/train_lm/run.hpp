@@ -8,6 +8,7 @@
 #include <tapegrad/tapegrad.hpp>
 
 #include "data_parallel.hpp"
+#include "lens.hpp"
 #include "live_report.hpp"
 #include "options.hpp"
 
@@ -17,6 +18,7 @@ struct StepResult {
   double loss = 0, grad_norm = 0, lr = 0, val_loss = NAN, smoothed = 0;
   double val_loss_ema = NAN;  // --ema: the validation loss of the averaged weights
   bool evaluated = false;
+  std::string lens;     // --lens, after an evaluation: the logit lens's line for the log
   std::string skipped;  // empty: the update was taken; else why not (--skip-loss-z, --skip-grad-z)
 };
 
@@ -29,6 +31,9 @@ class Run {
   StepResult train_step();
   // The validation loss (nats per token), on rank 0.
   double evaluate();
+  // The validation loss, and with --lens the logit lens of the same forward passes, written to
+  // its file; returns the lens's line for the log in `lens` (lens.hpp).
+  double evaluate_with_lens(std::string& lens);
   // The same with the moving average of the weights (--ema); NaN without one.
   double evaluate_ema();
   bool has_ema() const { return ema_ != nullptr; }
@@ -64,6 +69,7 @@ class Run {
   std::unique_ptr<tapegrad::training::SpikeGuard> guard_;           // --skip-loss-z, --skip-grad-z
   tapegrad::training::TrainingState state_;
   std::unique_ptr<LiveReport> report_;  // rank 0, unless --report "": train_lm.html (live_report.hpp)
+  std::unique_ptr<LensLog> lens_;       // rank 0, with --lens (lens.hpp)
 };
 
 }  // namespace lm

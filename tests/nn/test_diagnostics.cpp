@@ -1,5 +1,6 @@
 // test_diagnostics.cpp — anomaly mode names the first bad op and its module; gradient norms,
-// layer statistics and residual write ratios measure what they claim.
+// layer statistics and residual writes (both norms, their ratio, the read-write cosine)
+// measure what they claim.
 #include <cmath>
 
 #include <catch2/catch.hpp>
@@ -102,35 +103,61 @@ TEST_CASE("layer statistics: RMS and cosine to the previous layer", "[diagnostic
 TEST_CASE("residual write ratio is ||F|| / ||x||", "[diagnostics]") {
   auto lm = tiny_lm(2);
   WriteRatioRecorder recorder(*lm);  // forward hooks only
+  CHECK(std::isnan(recorder.writes()[0].ratio));  // before a forward
   (void)lm->forward(Tensor::from_vector<std::int64_t>({1, 2, 3}, {1, 3}));
   const auto ratios = recorder.ratios();
   REQUIRE(ratios.size() == 4);
   CHECK(ratios[0].path == "blocks.0.attn_residual");
   CHECK(ratios[3].path == "blocks.1.ffn_residual");
-  for (const auto& r : ratios) CHECK((r.ratio > 0 && std::isfinite(r.ratio)));
-  // Direct check on a ReZero block whose gates are 1 and whose FFN is the identity map times 2
-  // (fc1 = I, ReLU after, fc2 = 2·I on positive inputs): ||F|| / ||x|| = 2 for the FFN sublayer.
+  CHECK(ratios[3].block == "blocks.1");
+  CHECK(ratios[2].sublayer == "attn");
+  CHECK(ratios[3].sublayer == "ffn");
+  for (const auto& r : ratios) {
+    CHECK((r.ratio > 0 && std::isfinite(r.ratio)));
+    CHECK(r.ratio == r.output_norm / r.input_norm);
+    CHECK((r.read_write_cosine >= -1 && r.read_write_cosine <= 1));
+  }
+  // A checkpointed block runs its sublayers again in backward, below the block's hooks: the
+  // writes stay those of the forward.
+  lm->set_activation_checkpointing(true);
+  const Tensor tokens = Tensor::from_vector<std::int64_t>({1, 2, 3}, {1, 3});
+  cross_entropy(lm->forward(tokens).reshape({3, 13}), tokens.reshape({3})).backward();
+  const auto checkpointed = recorder.writes();
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    CHECK(checkpointed[i].output_norm == ratios[i].output_norm);
+    CHECK(checkpointed[i].read_write_cosine == ratios[i].read_write_cosine);
+  }
+  // Direct check on a ReZero block whose gates are 1 and whose FFN is ReLU then 2·I (fc1 = I,
+  // fc2 = 2·I, no biases), in float64: the FFN reads x and writes F = 2·relu(x). Two tokens:
+  //   x₁ = (1, 2, 2):  F₁ = (2, 4, 4),  cos = 1
+  //   x₂ = (3, −4, 0): F₂ = (6, 0, 0),  cos = 18 / (5·6) = 0.6
+  // ‖x‖ = √(9 + 25) = √34, ‖F‖ = √(36 + 36) = √72, mean cosine 0.8.
   nn::TransformerBlockConfig c;
   c.d_model = 3;
   c.n_heads = 1;
   c.d_ff = 3;
   c.activation = nn::Activation::relu;
   c.placement = nn::Placement::rezero;
+  c.dtype = DType::float64;
   nn::TransformerBlock block(c);
   block.attn_residual->scale.fill_(0.0);  // the attention sublayer writes nothing: the FFN sees x
   block.ffn_residual->scale.fill_(1.0);
-  block.ffn->fc1->weight.copy_(tensor({1, 0, 0, 0, 1, 0, 0, 0, 1}, {3, 3}));
-  block.ffn->fc2->weight.copy_(tensor({2, 0, 0, 0, 2, 0, 0, 0, 2}, {3, 3}));
+  block.ffn->fc1->weight.copy_(tensor({1, 0, 0, 0, 1, 0, 0, 0, 1}, {3, 3}, DType::float64));
+  block.ffn->fc2->weight.copy_(tensor({2, 0, 0, 0, 2, 0, 0, 0, 2}, {3, 3}, DType::float64));
   block.ffn->fc1->bias.fill_(0.0);
   block.ffn->fc2->bias.fill_(0.0);
+  const Tensor x = tensor({1, 2, 2, 3, -4, 0}, {1, 2, 3}, DType::float64);
   {
     WriteRatioRecorder on_block(block);
-    (void)block.forward(tensor({1, 2, 2}, {1, 1, 3}));
-    const auto r = on_block.ratios();
+    (void)block.forward(x);
+    const auto r = on_block.writes();
     REQUIRE(r.size() == 2);
     CHECK(r[1].path == "ffn_residual");
-    CHECK(r[1].ratio == Approx(2.0));
+    CHECK(r[1].input_norm == Approx(std::sqrt(34.0)).epsilon(1e-14));
+    CHECK(r[1].output_norm == Approx(std::sqrt(72.0)).epsilon(1e-14));
+    CHECK(r[1].ratio == Approx(std::sqrt(72.0 / 34.0)).epsilon(1e-14));
+    CHECK(r[1].read_write_cosine == Approx(0.8).epsilon(1e-14));
   }
   // the recorder's hooks are gone with it: the block runs as before, and nothing more is recorded
-  CHECK(block.forward(tensor({1, 2, 2}, {1, 1, 3})).shape() == Shape{1, 1, 3});
+  CHECK(block.forward(x).shape() == Shape{1, 2, 3});
 }
