@@ -101,7 +101,8 @@ void write_fields(Metadata& out, const std::string& prefix, const Config& config
 std::int64_t version_of_field(const std::string& name) {
   static const std::set<std::string> version_2 = {"n_kv_heads", "qk_norm",          "rope",
                                                   "rope_theta", "rope_interleaved", "mix_ln_ratio"};
-  return version_2.count(name) ? 2 : 1;
+  static const std::set<std::string> version_3 = {"norm_alpha0_attn", "norm_alpha0_ffn", "norm_alpha0_final"};
+  return version_3.count(name) ? 3 : version_2.count(name) ? 2 : 1;
 }
 
 // A field newer than the file keeps its default (the behaviour the file's model was built

@@ -31,7 +31,9 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 //   2  today's decoders: block.n_kv_heads, qk_norm, rope, rope_theta, rope_interleaved, and
 //      Mix-LN's block.mix_ln_ratio (absent from a version-1 file: their defaults, which are
 //      what its model was built with)
-inline constexpr std::int64_t kModelConfigVersion = 2;
+//   3  the initial α of the point-wise norms (dyt, derf) by role: block.norm_alpha0_attn,
+//      norm_alpha0_ffn, norm_alpha0_final (absent from older files, whose norms had no α: 1)
+inline constexpr std::int64_t kModelConfigVersion = 3;
 
 // The "config.*" entries of a model.
 Metadata config_metadata(const nn::TransformerLMConfig& config);
