@@ -5,6 +5,7 @@
 #include <map>
 
 #include <CLI/CLI.hpp>
+#include <tapegrad/nn/name_list.hpp>
 
 #include "../cli_checks.hpp"
 
@@ -35,6 +36,17 @@ void parse(const std::string& text, T& value) {
 std::vector<std::string> names(const std::vector<nn::PlacementInfo>& entries) {
   std::vector<std::string> out;
   for (const auto& e : entries) out.push_back(e.name);
+  return out;
+}
+
+// The norms of the registry a model without classes can use: all but the conditional ones
+// (AdaLN reads a class embedding, which train_lm's models do not have).
+bool plain(const nn::NormInfo& n) { return !n.conditional; }
+
+std::vector<std::string> plain_norms() {
+  std::vector<std::string> out;
+  for (const nn::NormInfo& n : nn::norm_registry())
+    if (plain(n)) out.push_back(n.name);
   return out;
 }
 
@@ -78,7 +90,9 @@ Options::Options()
   model_flag("--seq-len", s.seq_len, "context length T", "max_seq_len")->check(cli::positive);
   model_flag("--placement", s.placement, "norm placement (the list below)", "block.placement")
       ->check(CLI::IsMember(names(nn::placement_registry())));
-  model_flag("--norm", s.norm, "layernorm or rmsnorm", "block.norm")->check(CLI::IsMember({"layernorm", "rmsnorm"}));
+  model_flag("--norm", s.norm,
+             nn::name_list_if(nn::norm_registry(), plain) + " (their formulas: tapegrad-inspect --placements)",
+             "block.norm")->check(CLI::IsMember(plain_norms()));
   model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
       ->check(cli::positive);
   model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(cli::range(0.0, 0.99));
