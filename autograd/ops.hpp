@@ -58,6 +58,7 @@ Tensor relu(const Tensor& x);      // max(x, 0); d/dx = 0 at 0 (as PyTorch)
 // approximate = "tanh": 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))) (GPT-2's GELU).
 Tensor gelu(const Tensor& x, const std::string& approximate = "none");
 Tensor silu(const Tensor& x);      // x·sigmoid(x)
+Tensor erf(const Tensor& x);       // 2/√π ∫₀ˣ exp(−t²) dt; d/dx = 2/√π·exp(−x²) (as torch.erf)
 // min(max(x, lo), hi); gradient 1 inside [lo, hi] and 0 outside (as PyTorch).
 Tensor clamp(const Tensor& x, std::optional<double> lo, std::optional<double> hi);
 

@@ -105,8 +105,9 @@ void write_fields(Metadata& out, const std::string& prefix, const Config& config
 std::int64_t version_of_field(const std::string& name) {
   static const std::set<std::string> version_2 = {"n_kv_heads", "qk_norm",          "rope",
                                                   "rope_theta", "rope_interleaved", "mix_ln_ratio"};
-  static const std::set<std::string> version_3 = {"scheme",        "dwa_dilation",  "dwa_period",
-                                                  "value_lambda1", "value_lambda2", "value_lambda_learnable"};
+  static const std::set<std::string> version_3 = {"scheme",           "dwa_dilation",    "dwa_period",
+                                                  "value_lambda1",    "value_lambda2",   "value_lambda_learnable",
+                                                  "norm_alpha0_attn", "norm_alpha0_ffn", "norm_alpha0_final"};
   return version_3.count(name) ? 3 : version_2.count(name) ? 2 : 1;
 }
 

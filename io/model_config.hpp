@@ -32,7 +32,9 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 //      Mix-LN's block.mix_ln_ratio (absent from a version-1 file: their defaults, which are
 //      what its model was built with)
 //   3  the residual stream: stream.scheme and its settings (absent from older files: the
-//      plain stream, which is what their models ran)
+//      plain stream, which is what their models ran); the initial α of the point-wise norms
+//      (dyt, derf) by role: block.norm_alpha0_attn, norm_alpha0_ffn, norm_alpha0_final (absent
+//      from older files, whose norms had no α: 1)
 inline constexpr std::int64_t kModelConfigVersion = 3;
 
 // The "config.*" entries of a model.

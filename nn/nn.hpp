@@ -17,6 +17,7 @@
 #include "module.hpp"
 #include "norm.hpp"
 #include "norm_kind.hpp"
+#include "pointwise_norm.hpp"
 #include "placement/deepnorm.hpp"
 #include "placement/placement.hpp"
 #include "presets.hpp"

@@ -3,6 +3,7 @@
 
 #include "ada_ln.hpp"
 #include "name_list.hpp"
+#include "pointwise_norm.hpp"
 
 namespace tapegrad::nn {
 
@@ -24,7 +25,25 @@ std::shared_ptr<Norm> zero_ada_ln_of(const NormSpec& s) {
   return std::make_shared<AdaLN>(AdaLNOptions(s.dim, s.cond_dim).eps(s.eps).zero_init(true).dtype(s.dtype));
 }
 
+std::shared_ptr<Norm> dyt_of(const NormSpec& s) {
+  return std::make_shared<DyT>(PointwiseNormOptions(s.dim).alpha0(s.alpha0).dtype(s.dtype));
+}
+// s starts at 0, as in Derf's code for every task
+std::shared_ptr<Norm> derf_of(const NormSpec& s) {
+  return std::make_shared<Derf>(PointwiseNormOptions(s.dim).alpha0(s.alpha0).dtype(s.dtype));
+}
+
 }  // namespace
+
+std::string norm_role_name(NormRole role) {
+  switch (role) {
+    case NormRole::attention: return "attention";
+    case NormRole::cross: return "cross";
+    case NormRole::ffn: return "ffn";
+    case NormRole::final: return "final";
+  }
+  return "?";
+}
 
 const std::vector<NormInfo>& norm_registry() {
   static const std::vector<NormInfo> norms = {
@@ -33,6 +52,10 @@ const std::vector<NormInfo>& norm_registry() {
       {"adaln", "N(x, c) = LN(x)·(1 + scale(c)) + shift(c)", true, false, ada_ln_of, nullptr},
       {"adaln_zero", "AdaLN with a gate on each sublayer, all from one zero-initialized Linear per block", true, true,
        ada_ln_zero_of, zero_ada_ln_of},
+      {"dyt", "N(x) = g·tanh(α·x) + b, α a learned scalar (DyT, Zhu et al. 2025, arXiv 2503.10622)", false,
+       false, dyt_of, nullptr, true},
+      {"derf", "N(x) = g·erf(α·x + s) + b, α and s learned scalars (Derf, Chen et al. 2025, arXiv 2512.10938)",
+       false, false, derf_of, nullptr, true},
   };
   return norms;
 }

@@ -52,7 +52,7 @@ Seq2SeqTransformer::Seq2SeqTransformer(const Seq2SeqConfig& c) : Module("Seq2Seq
   for (std::int64_t l = 0; l < c.n_decoder_layers; ++l)
     decoder->push_back(std::make_shared<TransformerBlock>(c.decoder_block(), dec_stack.at(l)));
   if (placement_info(b.placement).final_norm) {
-    const NormSpec spec{b.d_model, b.norm_eps, 0, b.dtype};
+    const NormSpec spec{b.d_model, b.norm_eps, 0, b.dtype, NormRole::final, b.norm_alpha0(NormRole::final)};
     encoder_norm = register_module("encoder_norm", make_final_norm(b.norm, spec));
     decoder_norm = register_module("decoder_norm", make_final_norm(b.norm, spec));
   }

@@ -3,6 +3,8 @@
 #include "transformer_block.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <tuple>
 
 #include "../autograd/checkpoint.hpp"
 #include "../autograd/ops.hpp"
@@ -44,15 +46,41 @@ void TransformerBlockConfig::validate() const {
                      name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.residual_scale; }, " and ") +
                      " scale the residual" + (p.depth_alpha ? "; " + p.name + " sets α from the depth" : "") +
                      "); leave it at 1");
+  const TransformerBlockConfig defaults;
+  for (auto [name, value, default_value] : {std::tuple{"norm_alpha0_attn", norm_alpha0_attn, defaults.norm_alpha0_attn},
+                                            std::tuple{"norm_alpha0_ffn", norm_alpha0_ffn, defaults.norm_alpha0_ffn},
+                                            std::tuple{"norm_alpha0_final", norm_alpha0_final, defaults.norm_alpha0_final}}) {
+    if (!(value > 0 && std::isfinite(value)))
+      throw ValueError(std::string("TransformerBlockConfig: ") + name + " (α at init of dyt and derf) must be positive "
+                       "and finite, got " + number_str(value));
+    if (value != default_value && !n.learned_alpha)
+      throw ValueError(std::string("TransformerBlockConfig: ") + name + " = " + number_str(value) + " does not apply to norm " +
+                       n.name + " (only " + name_list_if(norm_registry(), [](const NormInfo& m) { return m.learned_alpha; }, " and ") +
+                       " have a learned α); leave it at " + number_str(default_value));
+  }
   if (!(mix_ln_ratio >= 0 && mix_ln_ratio <= 1))
     throw ValueError("TransformerBlockConfig: mix_ln_ratio must be in [0, 1] (the fraction of a stack's blocks that "
                      "Mix-LN makes Post-LN), got " + number_str(mix_ln_ratio));
-  const double default_ratio = TransformerBlockConfig{}.mix_ln_ratio;
+  const double default_ratio = defaults.mix_ln_ratio;
   if (mix_ln_ratio != default_ratio && !p.mix_ln_ratio)
     throw ValueError("TransformerBlockConfig: mix_ln_ratio = " + number_str(mix_ln_ratio) + " does not apply to placement " +
                      p.name + " (only " +
                      name_list_if(placement_registry(), [](const PlacementInfo& q) { return q.mix_ln_ratio; }, " and ") +
                      " mixes Post-LN and Pre-LN blocks); leave it at " + number_str(default_ratio));
+}
+
+double TransformerBlockConfig::norm_alpha0(NormRole role) const {
+  switch (role) {
+    case NormRole::attention:
+    case NormRole::cross: return norm_alpha0_attn;  // the paper's "attention blocks"
+    case NormRole::ffn: return norm_alpha0_ffn;
+    case NormRole::final: return norm_alpha0_final;
+  }
+  return norm_alpha0_attn;
+}
+
+NormSpec TransformerBlockConfig::norm_spec(NormRole role) const {
+  return {d_model, norm_eps, cond_dim, dtype, role, norm_alpha0(role)};
 }
 
 TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack& s)
@@ -78,16 +106,16 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
                                                                  .dropout(c.dropout).dtype(c.dtype)));
   // α: set by the depth (DeepNorm), by residual_scale where it applies, else 1.
   const double alpha = p.depth_alpha ? p.depth_alpha(s) : p.residual_scale ? c.residual_scale : 1.0;
-  auto residual = [&](const std::string& name) {
-    const NormSpec spec{c.d_model, c.norm_eps, c.cond_dim, c.dtype};
+  auto residual = [&](const std::string& name, NormRole role) {
+    const NormSpec spec = c.norm_spec(role);
     std::shared_ptr<Norm> n, n_out;
     if (p.norms) n = make_norm(c.norm, spec);
     if (p.output_norms) n_out = make_norm(c.norm, spec);
     return register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype, n_out));
   };
-  attn_residual = residual("attn_residual");
-  if (c.cross_attention) cross_residual = residual("cross_residual");
-  ffn_residual = residual("ffn_residual");
+  attn_residual = residual("attn_residual", NormRole::attention);
+  if (c.cross_attention) cross_residual = residual("cross_residual", NormRole::cross);
+  ffn_residual = residual("ffn_residual", NormRole::ffn);
   if (norm.block_modulated) {  // AdaLN-Zero: [shift, scale, gate] for each sublayer from one Linear
     const std::int64_t n_vectors = 3 * (c.cross_attention ? 3 : 2);
     modulation = register_module("modulation", std::make_shared<Linear>(LinearOptions(c.cond_dim, n_vectors * c.d_model).dtype(c.dtype)));

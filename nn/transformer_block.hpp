@@ -48,8 +48,22 @@ struct TransformerBlockConfig {
   bool rope = false;              // rotary positions in self-attention; a TransformerLM then has no position table
   double rope_theta = 10000.0;    // RoPE's frequency base
   bool rope_interleaved = false;  // RoPE pairs (x_2i, x_2i+1) (Meta's layout) instead of (x_i, x_i+D/2) (HF's)
+  // α at init of the norms with a learned α (dyt, derf), by role: the norms of the attention
+  // sublayers (cross-attention's too), of the FFN, and the stack's final norm. DyT's authors
+  // tuned them for LLaMA (arXiv 2503.10622, Table 12, attention/other by width, the same at
+  // depths 8 to 64): 1.0/1.0 at width 1024, 1.0/0.5 at 2048, 0.8/0.2 at 4096, 0.2/0.05 at 8192,
+  // and "other" covers the FFN and the final norm. Wider wants smaller; tapegrad's models are
+  // 1024 wide or narrower, hence 1.0 for all three, as Derf's GPT-2 code starts them too. The
+  // other norms refuse a value other than 1.
+  double norm_alpha0_attn = 1.0;
+  double norm_alpha0_ffn = 1.0;
+  double norm_alpha0_final = 1.0;
 
   std::int64_t ff_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
+  // The α0 of a role: norm_alpha0_attn for attention and cross, _ffn for ffn, _final for final.
+  double norm_alpha0(NormRole role) const;
+  // What this config's norm of a role is built from (make_norm, make_final_norm).
+  NormSpec norm_spec(NormRole role) const;
   // Throws ValueError naming the first invalid setting, or a setting its placement does not use.
   void validate() const;
   bool operator==(const TransformerBlockConfig&) const = default;
@@ -79,6 +93,9 @@ struct TransformerBlockConfig {
     f("rope", self.rope);
     f("rope_theta", self.rope_theta);
     f("rope_interleaved", self.rope_interleaved);
+    f("norm_alpha0_attn", self.norm_alpha0_attn);  // model config version 3 (older files: the defaults)
+    f("norm_alpha0_ffn", self.norm_alpha0_ffn);
+    f("norm_alpha0_final", self.norm_alpha0_final);
   }
 };
 

@@ -46,7 +46,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   for (std::int64_t l = 0; l < c.n_layers; ++l) blocks->push_back(std::make_shared<TransformerBlock>(b, stack.at(l)));
   stream = register_module("stream", stream_info(c.stream.scheme).make(StreamBuild{c.stream, c.n_layers, b}));
   if (placement_info(b.placement).final_norm)
-    final_norm = register_module("final_norm", make_final_norm(b.norm, NormSpec{b.d_model, b.norm_eps, b.cond_dim, b.dtype}));
+    final_norm = register_module("final_norm", make_final_norm(b.norm, b.norm_spec(NormRole::final)));
   if (!c.tie_weights)
     lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions(b.d_model, c.vocab_size).bias(false).dtype(b.dtype)));
 

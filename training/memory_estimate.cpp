@@ -33,6 +33,22 @@ double ffn_written(nn::Activation a) {
   return 2;
 }
 
+// A norm's parameters: its gain g; LayerNorm's, DyT's and Derf's bias b; DyT's α, Derf's α and s.
+std::int64_t norm_parameters(const nn::NormKind& n, std::int64_t C) {
+  if (n == nn::NormKind::dyt) return 2 * C + 1;
+  if (n == nn::NormKind::derf) return 2 * C + 2;
+  return n == nn::NormKind::layernorm ? 2 * C : C;
+}
+
+// s: what a norm keeps per token for its backward besides its input: LayerNorm's mean and 1/σ,
+// RMSNorm's 1/rms; DyT's tanh(α·x), kept by the product with g (C); Derf's α·x + s, kept by
+// erf, and erf's output, kept by the product with g (2C).
+double norm_kept(const nn::NormKind& n, double C) {
+  if (n == nn::NormKind::dyt) return C;
+  if (n == nn::NormKind::derf) return 2 * C;
+  return n == nn::NormKind::layernorm ? 2 : 1;
+}
+
 // The sizes the formulas use, from the block config as TransformerLM builds it.
 struct Dims {
   double C, F, W, H, V, T, L, s;
@@ -51,7 +67,7 @@ Dims dims_of(const nn::TransformerLMConfig& config, std::int64_t seq_len, bool r
                           (layernorm || b.norm == nn::NormKind::rmsnorm);
   return {double(b.d_model), double(b.ff_dim()), double(b.d_model + 2 * kv_heads * D), double(b.n_heads),
           double(config.vocab_size), double(seq_len > 0 ? seq_len : config.max_seq_len), double(config.n_layers),
-          layernorm ? 2.0 : 1.0, ffn_kept(b.activation), ffn_written(b.activation),
+          norm_kept(b.norm, double(b.d_model)), ffn_kept(b.activation), ffn_written(b.activation),
           fused_gelu(b.activation), made_again ? 1.0 : 0.0};
 }
 
@@ -64,7 +80,7 @@ std::int64_t count_parameters(const nn::TransformerLMConfig& config) {
   const std::int64_t W = C + 2 * (b.n_kv_heads > 0 ? b.n_kv_heads : b.n_heads) * (C / b.n_heads);
   const std::int64_t bias = b.bias ? 1 : 0;
   auto linear = [&](std::int64_t in, std::int64_t out) { return in * out + bias * out; };
-  const std::int64_t norm = b.norm == nn::NormKind::layernorm ? 2 * C : C;  // weight (and LayerNorm's bias)
+  const std::int64_t norm = norm_parameters(b.norm, C);
   std::int64_t block = linear(C, W) + linear(C, C) + linear(C, F) + linear(F, C);
   if (b.activation == nn::Activation::swiglu) block += linear(C, F);  // fc_gate
   if (p.norms) block += (p.output_norms ? 4 : 2) * norm;

@@ -15,7 +15,8 @@
 //               = N·b·(L·C + max(a_head, a_block + a_back))   with it
 // for N = rows·T tokens of one micro-batch (what one forward and backward hold), L blocks and
 // per token, in elements (C = d_model, F = FFN width, W = C + 2·Hkv·D the packed q|k|v
-// width, H heads, s = 2 LayerNorm statistics per norm (mean, 1/σ) or 1 for RMSNorm):
+// width, H heads, s = 2 LayerNorm statistics per norm (mean, 1/σ), 1 for RMSNorm, C for DyT's
+// tanh(α·x), 2C for Derf's α·x + s and its erf):
 //   a_block = (5 − 2r)C + W + f·F + H + 2s + (dropout > 0 ? 2C : 0)
 //     5C: the block's input, both norms' outputs, the merged heads, the stream between the
 //         sublayers (each kept by the op that reads it: a norm or a Linear keeps its input);

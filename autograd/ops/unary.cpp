@@ -7,6 +7,7 @@
 //   sigmoid: f' = y(1 - y)           relu:  f' = [x > 0]
 //   silu:    f' = s(1 + x(1 - s)), s = sigmoid(x)
 //   gelu:    f' = Φ(x) + x·φ(x) (exact), or the derivative of the tanh form
+//   erf:     f' = 2/√π · exp(−x²)
 //   clamp:   f' = [lo <= x <= hi]
 // When the backward pass is recorded (create_graph), f' is computed with differentiable ops
 // instead (record_unary), so these derivatives can be differentiated again.
@@ -187,6 +188,17 @@ Tensor gelu(const Tensor& x, const std::string& approximate) {
         });
   }
   throw ValueError("gelu: approximate must be \"none\" or \"tanh\", got \"" + approximate + "\"");
+}
+
+// erf(x) = 2/√π ∫₀ˣ exp(−t²) dt, the rescaled normal CDF of Derf (nn/pointwise_norm.hpp).
+// f' = 2/√π · exp(−x²) from the saved input; written with exp and mul it is differentiable in
+// turn (f'' = −2x·f').
+Tensor erf(const Tensor& x) {
+  using std::numbers::inv_sqrtpi;
+  Tensor y = unary_forward(x, "erf", [](auto v) { return std::erf(v); });
+  return record_unary(
+      y, x, "erf", false, [](auto x) { return decltype(x)(2 * inv_sqrtpi) * vec::exp(-x * x); },
+      [](const Tensor& x) { return mul(exp(neg(mul(x, x))), 2 * inv_sqrtpi); });
 }
 
 Tensor clamp(const Tensor& x, std::optional<double> lo_opt, std::optional<double> hi_opt) {

@@ -5,6 +5,7 @@
 #include <map>
 
 #include <CLI/CLI.hpp>
+#include <tapegrad/nn/name_list.hpp>
 
 #include "../cli_checks.hpp"
 
@@ -36,6 +37,17 @@ template <typename Entries>  // a registry: the placements, the stream schemes
 std::vector<std::string> names(const Entries& entries) {
   std::vector<std::string> out;
   for (const auto& e : entries) out.push_back(e.name);
+  return out;
+}
+
+// The norms of the registry a model without classes can use: all but the conditional ones
+// (AdaLN reads a class embedding, which train_lm's models do not have).
+bool plain(const nn::NormInfo& n) { return !n.conditional; }
+
+std::vector<std::string> plain_norms() {
+  std::vector<std::string> out;
+  for (const nn::NormInfo& n : nn::norm_registry())
+    if (plain(n)) out.push_back(n.name);
   return out;
 }
 
@@ -93,7 +105,9 @@ Options::Options()
   model_flag("--value-lambda-learnable", s.value_lambda_learnable, "with --stream value_residual: 1 to learn λ1 and λ2 "
              "of each block, starting at --value-lambda1 and --value-lambda2", "stream.value_lambda_learnable")
       ->check(cli::range(0, 1));
-  model_flag("--norm", s.norm, "layernorm or rmsnorm", "block.norm")->check(CLI::IsMember({"layernorm", "rmsnorm"}));
+  model_flag("--norm", s.norm,
+             nn::name_list_if(nn::norm_registry(), plain) + " (their formulas: tapegrad-inspect --placements)",
+             "block.norm")->check(CLI::IsMember(plain_norms()));
   model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
       ->check(cli::positive);
   model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(cli::range(0.0, 0.99));

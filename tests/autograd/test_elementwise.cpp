@@ -53,6 +53,7 @@ TEST_CASE("unary ops match the C library", "[elementwise]") {
   check(sigmoid(x), [](double v) { return 1 / (1 + std::exp(-v)); });
   check(relu(x), [](double v) { return v > 0 ? v : 0.0; });
   check(silu(x), [](double v) { return v / (1 + std::exp(-v)); });
+  check(erf(x), [](double v) { return std::erf(v); });
   check(gelu(x), [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); });
   check(gelu(x, "tanh"), [](double v) {
     return 0.5 * v * (1 + std::tanh(std::sqrt(2 / M_PI) * (v + 0.044715 * v * v * v)));

@@ -62,6 +62,8 @@ std::vector<CatalogEntry> catalog() {
       {"gelu exact", {{2, 3}}, Values::normal, [](L in) { return gelu(in[0]); }},
       {"gelu tanh", {{2, 3}}, Values::normal, [](L in) { return gelu(in[0], "tanh"); }},
       {"silu", {{2, 3}}, Values::normal, [](L in) { return silu(in[0]); }},
+      {"erf", {{2, 3}}, Values::normal, [](L in) { return erf(in[0]); }},
+      {"erf non-contiguous", {{3, 2}}, Values::normal, [](L in) { return erf(noncontig(in[0])); }},
       {"clamp both", {{3, 4}}, Values::normal, [](L in) { return clamp(in[0], -0.5, 0.5); }},
       {"clamp min only", {{3, 4}}, Values::normal, [](L in) { return clamp(in[0], 0.1, std::nullopt); }},
       {"unary non-contiguous", {{3, 2}}, Values::normal, [](L in) { return tanh(noncontig(in[0])); }},

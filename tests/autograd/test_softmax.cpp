@@ -1,5 +1,5 @@
 // test_softmax.cpp — softmax and log_softmax: gradcheck on every dim, the fused kernels
-// against their composition from primitive ops, PyTorch references (also for gelu), stability
+// against their composition from primitive ops, PyTorch references (also for gelu and erf), stability
 // with huge logits, and error messages.
 #include <cmath>
 #include <cstdio>
@@ -105,6 +105,17 @@ TEST_CASE("gelu (exact and tanh) matches PyTorch", "[gelu][reference]") {
       CHECK_CLOSE(p + "y", fn(x), ref.get(p + "y"), tol, tol);
       CHECK_CLOSE(p + "dx", input_grad(fn, x, dout), ref.get(p + "dx"), tol, tol);
     }
+  }
+}
+
+TEST_CASE("erf matches PyTorch: values and gradient", "[erf][reference]") {
+  const auto& ref = ops_reference();
+  for (DType dtype : {DType::float64, DType::float32}) {
+    const double tol = dtype == DType::float64 ? 1e-12 : 1e-5;
+    INFO("erf in " << dtype_name(dtype));
+    const Tensor x = ref.get("erf.x", dtype), dout = ref.get("erf.dout", dtype);
+    CHECK_CLOSE("erf.y", erf(x), ref.get("erf.y"), tol, tol);
+    CHECK_CLOSE("erf.dx", input_grad([](const Tensor& t) { return erf(t); }, x, dout), ref.get("erf.dx"), tol, tol);
   }
 }
 

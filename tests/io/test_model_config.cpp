@@ -272,3 +272,43 @@ TEST_CASE("model config: grouped-query attention, QK-norm and rotary positions r
   const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {1, 6}, DType::int64);
   CHECK(max_abs_diff(loaded->forward(tokens), model.forward(tokens)) == 0);
 }
+
+TEST_CASE("model config: the point-wise norms' α at init round-trips, and older files load with the defaults", "[io][model_config]") {
+  ScratchDir dir;
+  nn::TransformerLMConfig c = tapegrad::testing::tiny_lm();
+  c.block.norm = nn::NormKind::derf;
+  c.block.norm_alpha0_attn = 0.8;
+  c.block.norm_alpha0_ffn = 0.2;
+  c.block.norm_alpha0_final = 0.15;
+  nn::TransformerLM model(c);
+  io::save_model(model, dir.file("derf.tgc"));
+  const auto loaded = io::load_model<nn::TransformerLM>(dir.file("derf.tgc"));
+  CHECK(loaded->config == c);
+  const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {1, 6}, DType::int64);
+  CHECK(max_abs_diff(loaded->forward(tokens), model.forward(tokens)) == 0);
+  // Version 3 added block.norm_alpha0_attn, _ffn, _final: a version-2 file (a DyT model, or any
+  // other) has none of them and rebuilds with their defaults, 1.
+  for (const nn::NormKind& norm : {nn::NormKind::dyt, nn::NormKind::layernorm}) {
+    nn::TransformerLMConfig plain = tapegrad::testing::tiny_lm();
+    plain.block.norm = norm;
+    io::Metadata v2;
+    for (const auto& [key, value] : io::config_metadata(plain)) {
+      if (key == "config.version") v2.emplace_back(key, std::int64_t{2});
+      else if (key.find("norm_alpha0") == std::string::npos) v2.emplace_back(key, value);
+    }
+    REQUIRE(v2.size() == io::config_metadata(plain).size() - 3);
+    CHECK(io::lm_config_from(with_config(v2), "v2.tgc") == plain);
+  }
+  // In a version-3 file they are required.
+  io::Metadata v3_missing;
+  for (const auto& [key, value] : io::config_metadata(c))
+    if (key != "config.block.norm_alpha0_ffn") v3_missing.emplace_back(key, value);
+  REQUIRE_THROWS_WITH(io::lm_config_from(with_config(v3_missing), "v3.tgc"),
+                      Contains("config.block.norm_alpha0_ffn is missing"));
+  // and a stored value that the stored norm does not use is refused as invalid, by name
+  io::Checkpoint bad = with_config(io::config_metadata(tapegrad::testing::tiny_lm()));
+  set(bad, "config.block.norm_alpha0_attn", 0.5);
+  REQUIRE_THROWS_WITH(io::lm_config_from(bad, "bad.tgc"),
+                      Contains("bad.tgc: the stored model configuration is invalid") &&
+                          Contains("norm_alpha0_attn = 0.5 does not apply to norm layernorm"));
+}

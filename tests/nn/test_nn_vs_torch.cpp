@@ -7,7 +7,6 @@
 // float32 against the same float64 data. A gradient-penalty loss through the LM (pre, post,
 // b2t) checks second derivatives: its parameter gradients must match to 1e-10.
 #include <fstream>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -19,8 +18,6 @@ using tapegrad::testing::compare_tensors;
 using tapegrad::testing::ReferenceFile;
 
 namespace {
-
-constexpr const char* kRegenerate = "regenerate with: /usr/bin/python3 tests/reference/make_nn_reference.py";
 
 // The settings make_nn_reference.py uses.
 constexpr std::int64_t kDModel = 8, kHeads = 2, kDFF = 16;
@@ -40,39 +37,9 @@ const ReferenceFile& nn_reference() {
   return file;
 }
 
-// The names in the reference file that start with `prefix`, without it. reference.hpp's loader
-// cannot list its entries, so this reads the header lines ("<name> <dtype> <ndim> ...") itself;
-// a value line never starts with a case prefix such as "block_pre.param.".
-std::set<std::string> reference_names(const std::string& prefix) {
-  const std::vector<std::string> names = nn_reference().names(prefix);
-  return {names.begin(), names.end()};
-}
-
-// Copies <case>.param.<name> into the module's parameter <name>, as `dtype`. The names must match
-// one to one.
+// Copies <case>.param.<name> into the module's parameter <name>, as `dtype` (one to one).
 void load_parameters(nn::Module& module, const std::string& case_name, DType dtype) {
-  const std::string prefix = case_name + ".param.";
-  const std::set<std::string> in_file = reference_names(prefix);
-  std::set<std::string> in_module;
-  std::string missing, extra;
-  for (const auto& [name, p] : module.named_parameters()) {
-    in_module.insert(name);
-    if (!in_file.count(name)) missing += " " + name;
-  }
-  for (const std::string& name : in_file)
-    if (!in_module.count(name)) extra += " " + name;
-  INFO(case_name << ": parameters of the module missing from the reference:" << (missing.empty() ? " none" : missing)
-                 << "\nreference parameters the module does not have:" << (extra.empty() ? " none" : extra) << "\n"
-                 << kRegenerate);
-  REQUIRE(missing.empty());
-  REQUIRE(extra.empty());
-  NoGradGuard no_grad;
-  for (const auto& [name, p] : module.named_parameters()) {
-    const Tensor value = nn_reference().get(prefix + name, dtype);
-    INFO(name << ": module " << shape_str(p.shape()) << ", reference " << shape_str(value.shape()));
-    REQUIRE(value.shape() == p.shape());
-    Tensor(p).copy_(value);
-  }
+  tapegrad::testing::load_reference_parameters(module, nn_reference(), case_name + ".param.", dtype);
 }
 
 // llm.c's check_tensor: "<name>: TENSOR OK, maxdiff = ..." or the first mismatching pairs.

@@ -483,7 +483,7 @@ TEST_CASE("Block configurations are validated with clear messages", "[residual][
   REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("norm rmsnorm does not apply to placement rezero, which has no norms"));
   c.norm = NormKind("batchnorm");
   c.placement = Placement::pre;
-  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown norm 'batchnorm' (expected layernorm, rmsnorm, adaln or adaln_zero)"));
+  REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown norm 'batchnorm' (expected layernorm, rmsnorm, adaln, adaln_zero, dyt or derf)"));
   c.norm = NormKind::layernorm;
   c.placement = Placement("sandwich");
   REQUIRE_THROWS_WITH(nn::TransformerBlock(c), Contains("unknown placement 'sandwich' (expected post, pre, b2t, deepnorm, rezero, none, peri, "

@@ -118,6 +118,23 @@ def llama(tokens, p):
     return rms_norm(h, p["final_norm.weight"]) @ p["lm_head.weight"].T
 
 
+def adamw_losses(p, loss_of):
+    """The losses of STEPS AdamW steps (ADAMW) of the parameters p (a dict) on loss_of(p), from
+    where p is now; p ends where the steps leave it. (make_dyt_reference.py uses it too.)"""
+    for t in p.values():
+        t.grad = None
+    opt = torch.optim.AdamW(list(p.values()), **ADAMW)
+    losses = []
+    for _ in range(STEPS):
+        opt.zero_grad(set_to_none=True)
+        step_loss = loss_of(p)
+        step_loss.backward()
+        opt.step()
+        losses.append(step_loss.item())
+    assert losses[-1] < losses[0] - 0.5, losses  # it learns: the comparison is not of a flat line
+    return losses
+
+
 def main():
     p = parameters()
     start = [(name, t.detach().clone()) for name, t in p.items()]
@@ -132,18 +149,8 @@ def main():
     entries += [("grad." + name, t.grad.detach().clone()) for name, t in p.items()]
 
     # 20 AdamW steps on the same batch, from the same start
-    for t in p.values():
-        t.grad = None
-    opt = torch.optim.AdamW(list(p.values()), **ADAMW)
-    losses = []
-    for _ in range(STEPS):
-        opt.zero_grad(set_to_none=True)
-        step_loss = F.cross_entropy(llama(tokens, p).reshape(-1, VOCAB), targets.reshape(-1))
-        step_loss.backward()
-        opt.step()
-        losses.append(step_loss.item())
+    losses = adamw_losses(p, lambda p: F.cross_entropy(llama(tokens, p).reshape(-1, VOCAB), targets.reshape(-1)))
     entries.append(("adamw.losses", torch.tensor(losses)))
-    assert losses[-1] < losses[0] - 0.5, losses  # it learns: the comparison is not of a flat line
 
     write_safetensors(OUT_WEIGHTS, start, {"producer": "make_llama_reference.py"})
     write_reference(OUT_REFERENCE, entries, "make_llama_reference.py")

@@ -216,4 +216,12 @@ for name, H, Hkv in (("gqa", 4, 2), ("mqa", 3, 1)):
     for n, t in (("q", q), ("k", k), ("v", v), ("dout", dout), ("y", y), ("dq", dq), ("dk", dk), ("dv", dv)):
         put(p + n, t)
 
+# ---- erf (Derf's nonlinearity); last, so the draws of the cases above stay what they were
+x = randn(24, scale=2.0).requires_grad_()
+dout = randn(24)
+y = torch.erf(x)
+(dx,) = grads(y, dout, x)
+for n, t in (("x", x), ("dout", dout), ("y", y), ("dx", dx)):
+    put("erf." + n, t)
+
 write_reference(OUT, entries, "make_reference.py")

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -126,6 +127,8 @@ class ReferenceFile {
       if (name.rfind(prefix, 0) == 0) out.push_back(name.substr(prefix.size()));
     return out;
   }
+  // The script that writes this file.
+  const std::string& generator() const { return generator_; }
   // An int64 entry as a shape (normalized_shape, ...).
   Shape shape_of(const std::string& name) const {
     const ReferenceTensor& t = entry(name);
@@ -147,6 +150,35 @@ class ReferenceFile {
 inline const ReferenceFile& ops_reference() {
   static const ReferenceFile file(std::string(TAPEGRAD_REFERENCE_DIR) + "/ops_reference.txt");
   return file;
+}
+
+// Copies the entry <prefix><name> into each parameter <name> of module, as `dtype`. The names
+// must match one to one: a parameter the file lacks, or an entry under prefix the module does
+// not have, fails the test case, naming them all.
+inline void load_reference_parameters(nn::Module& module, const ReferenceFile& ref, const std::string& prefix,
+                                      DType dtype) {
+  const std::vector<std::string> names = ref.names(prefix);
+  const std::set<std::string> in_file(names.begin(), names.end());
+  std::set<std::string> in_module;
+  std::string missing, extra;
+  for (const auto& [name, p] : module.named_parameters()) {
+    in_module.insert(name);
+    if (!in_file.count(name)) missing += " " + name;
+  }
+  for (const std::string& name : in_file)
+    if (!in_module.count(name)) extra += " " + name;
+  INFO(prefix << ": parameters of the module missing from the reference:" << (missing.empty() ? " none" : missing)
+              << "\nreference parameters the module does not have:" << (extra.empty() ? " none" : extra)
+              << "\nregenerate with: /usr/bin/python3 " << ref.generator());
+  REQUIRE(missing.empty());
+  REQUIRE(extra.empty());
+  NoGradGuard no_grad;
+  for (const auto& [name, p] : module.named_parameters()) {
+    const Tensor value = ref.get(prefix + name, dtype);
+    INFO(name << ": module " << shape_str(p.shape()) << ", reference " << shape_str(value.shape()));
+    REQUIRE(value.shape() == p.shape());
+    Tensor(p).copy_(value);
+  }
 }
 
 struct CompareResult {

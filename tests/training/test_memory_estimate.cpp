@@ -1,6 +1,7 @@
 // test_memory_estimate.cpp — the memory estimate (training/memory_estimate.hpp) against the
 // bytes a training step really holds (Storage::peak_live_bytes), for both presets, with and
-// without dropout and activation checkpointing; the parameter count against the built model.
+// without dropout and activation checkpointing, with DyT and Derf too; the parameter count
+// against the built model, for each norm a plain LM can have.
 #include <cstdio>
 
 #include <catch2/catch.hpp>
@@ -18,11 +19,13 @@ struct Case {
   bool checkpoint;
   std::int64_t vocab = 96;
   bool keep_norm_outputs = false;  // set_recompute_enabled(false)
+  const char* norm = nullptr;      // the preset's when null
 };
 
 nn::TransformerLMConfig config_of(const Case& c) {
   nn::TransformerLMConfig config = nn::preset_config(c.arch, {c.vocab, c.seq_len, c.layers, c.d_model, c.heads, c.kv_heads});
   config.block.dropout = c.dropout;
+  if (c.norm) config.block.norm = nn::NormKind(c.norm);
   return config;
 }
 
@@ -59,11 +62,13 @@ Measured measure(const Case& c) {
 
 TEST_CASE("memory estimate: the parameter count equals the model's", "[training][memory]") {
   for (const char* arch : {"gpt2", "llama"})
-    for (std::int64_t kv : {0, 2}) {
-      const Case c{"", arch, 3, 64, 4, kv, 32, 2, 0.0, false, 96};
-      const nn::TransformerLM model(config_of(c));
-      CHECK(training::count_parameters(config_of(c)) == model.num_parameters());
-    }
+    for (std::int64_t kv : {0, 2})
+      for (const char* norm : {"layernorm", "rmsnorm", "dyt", "derf"}) {
+        const Case c{"", arch, 3, 64, 4, kv, 32, 2, 0.0, false, 96, false, norm};
+        const nn::TransformerLM model(config_of(c));
+        INFO(arch << " " << norm);
+        CHECK(training::count_parameters(config_of(c)) == model.num_parameters());
+      }
 }
 
 // The bound: the estimate counts the tensors that the ops keep for backward, by formula; what
@@ -85,6 +90,9 @@ TEST_CASE("memory estimate: within 25% of the measured peak of a training step",
       {"llama large vocabulary checkpointed", "llama", 2, 64, 4, 0, 32, 8, 0.0, true, 2048},
       {"gpt2 norm outputs kept", "gpt2", 2, 64, 4, 0, 32, 8, 0.0, false, 96, true},
       {"llama norm outputs kept checkpointed", "llama", 4, 64, 4, 0, 32, 8, 0.0, true, 96, true},
+      {"gpt2 dyt", "gpt2", 2, 64, 4, 0, 32, 8, 0.0, false, 96, false, "dyt"},
+      {"gpt2 derf dropout", "gpt2", 2, 64, 4, 0, 32, 8, 0.1, false, 96, false, "derf"},
+      {"llama derf checkpointed", "llama", 4, 64, 4, 0, 32, 8, 0.0, true, 96, false, "derf"},
   };
   const bool recompute = is_recompute_enabled();
   for (const Case& c : cases) {
