@@ -79,10 +79,11 @@ std::unique_ptr<optim::AdamW> make_optimizer(const nn::Module& model, const Sett
 
 void print_model(const nn::TransformerLM& m) {
   const auto& c = m.config;
-  std::printf("model: %lld layers, d_model %lld, %lld heads, T %lld, placement %s, norm %s: %lld parameters\n",
+  const std::string stream = c.stream.scheme.name == "plain" ? "" : ", stream " + c.stream.scheme.name;
+  std::printf("model: %lld layers, d_model %lld, %lld heads, T %lld, placement %s, norm %s%s: %lld parameters\n",
               static_cast<long long>(c.n_layers), static_cast<long long>(c.block.d_model),
               static_cast<long long>(c.block.n_heads), static_cast<long long>(c.max_seq_len), c.block.placement.name.c_str(),
-              c.block.norm.name.c_str(), static_cast<long long>(m.num_parameters()));
+              c.block.norm.name.c_str(), stream.c_str(), static_cast<long long>(m.num_parameters()));
 }
 }  // namespace
 

@@ -271,3 +271,15 @@ TEST_CASE("--help lists the stream schemes with their formulas", "[stream][regis
     CHECK(!s.label.empty());
   }
 }
+
+TEST_CASE("The fuzzers' seeds hold a model file of each stream scheme and point-wise norm, and each loads",
+          "[stream][io]") {
+  const std::string dir = TAPEGRAD_SOURCE_DIR "/tests/io/corpus/seeds/checkpoint/";
+  const auto dense = io::load_model<nn::TransformerLM>(dir + "model_lm_denseformer.tgc");
+  CHECK(dense->config.stream.scheme.name == "denseformer");
+  CHECK(dense->config.stream.dwa_dilation == 2);
+  const auto values = io::load_model<nn::TransformerLM>(dir + "model_lm_value_residual.tgc");
+  CHECK(values->config.stream.value_lambda_learnable);
+  CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_dyt.tgc")->config.block.norm.name == "dyt");
+  CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_derf.tgc")->config.block.norm.name == "derf");
+}
