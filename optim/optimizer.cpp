@@ -60,6 +60,7 @@ const NamedTensors& Optimizer::group_params(std::size_t group) const {
 void Optimizer::step() {
   profiler::Scope timed("optimizer.step", profiler::Phase::other);
   NoGradGuard no_grad;
+  run_step_hooks(*pre_hooks_, "pre-hook");
   // Large parameters are updated one after the other, each by all threads (the update's own
   // parallel loop). The many small ones (biases, norm gains) are each below the size worth a
   // parallel loop, so instead they are spread over the threads, one parameter per task, in one
@@ -95,6 +96,27 @@ void Optimizer::step() {
     }
   });
   if (error) std::rethrow_exception(error);
+  run_step_hooks(*post_hooks_, "post-hook");
+}
+
+HookHandle Optimizer::register_step_pre_hook(StepHook hook, std::string label) {
+  return HookHandle(pre_hooks_, pre_hooks_->add(std::move(hook), std::move(label)));
+}
+
+HookHandle Optimizer::register_step_post_hook(StepHook hook, std::string label) {
+  return HookHandle(post_hooks_, post_hooks_->add(std::move(hook), std::move(label)));
+}
+
+void Optimizer::run_step_hooks(const HookList<StepHook>& list, const char* kind) {
+  const auto hooks = list.snapshot();  // a hook may remove itself
+  for (std::size_t i = 0; i < hooks.size(); ++i) {
+    try {
+      hooks[i].fn(*this);
+    } catch (const std::exception& e) {
+      fail(std::string("step ") + kind + (hooks[i].label.empty() ? " " + std::to_string(i + 1) : " '" + hooks[i].label + "'") +
+           " threw: " + e.what());
+    }
+  }
 }
 
 void Optimizer::zero_grad() {

@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -75,8 +77,19 @@ class Optimizer {
   const std::string& name() const { return name_; }
 
   // One update of every parameter that has a gradient (those without are skipped, as in
-  // PyTorch). Runs under NoGradGuard: nothing is recorded.
+  // PyTorch). Runs under NoGradGuard: nothing is recorded. The step's pre-hooks run first, its
+  // post-hooks after every update, each in registration order and also under NoGradGuard.
   void step();
+
+  // A function run before or after every step(), as PyTorch's register_step_pre_hook and
+  // register_step_post_hook: what a scheme must do to the weights around each update. nGPT,
+  // for one, puts every weight row back on the unit sphere after each step:
+  //   opt.register_step_post_hook([&](optim::Optimizer&) { renormalize(model); });
+  // An exception from a hook leaves step() (after the updates, for a post-hook), naming the
+  // hook by its label. The handle removes it; it outlives the optimizer harmlessly.
+  using StepHook = std::function<void(Optimizer&)>;
+  HookHandle register_step_pre_hook(StepHook hook, std::string label = "");
+  HookHandle register_step_post_hook(StepHook hook, std::string label = "");
   // Sets every parameter's gradient to undefined (PyTorch's zero_grad(set_to_none=True)).
   void zero_grad();
 
@@ -121,7 +134,12 @@ class Optimizer {
   [[noreturn]] void fail(const std::string& what) const;
 
  private:
+  // Runs the hooks of `list` ("pre" or "post" in errors).
+  void run_step_hooks(const HookList<StepHook>& list, const char* kind);
+
   std::string name_;
+  std::shared_ptr<HookList<StepHook>> pre_hooks_ = std::make_shared<HookList<StepHook>>();
+  std::shared_ptr<HookList<StepHook>> post_hooks_ = std::make_shared<HookList<StepHook>>();
   std::vector<NamedTensors> groups_;
   std::vector<std::vector<ParamState>> states_;                    // parallel to groups_
   std::map<std::string, std::pair<std::size_t, std::size_t>> index_;  // name -> (group, position)
