@@ -4,7 +4,7 @@
 // built with the reference's α at init for each role and must start there; from the reference's
 // weights, the logits, the loss and every gradient within 1e-10, then 20 AdamW steps: every
 // loss, and every parameter after the last step, within 1e-10 (the key bias, whose gradient is
-// rounding noise that Adam magnifies, within 1e-8).
+// rounding noise that Adam magnifies, within 1e-8: reference.hpp's check_adamw_steps).
 #include <string>
 #include <vector>
 
@@ -85,32 +85,7 @@ TEST_CASE("LMs with DyT and Derf follow PyTorch's 20 AdamW steps", "[nn][dyt][re
   for (const nn::NormKind& kind : {nn::NormKind::dyt, nn::NormKind::derf}) {
     DYNAMIC_SECTION(kind.name) {
       auto lm = reference_lm(kind);
-      optim::AdamW opt(lm->named_parameters(), optim::AdamOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
-      const std::vector<double> expected = ref.get(kind.name + ".adamw.losses").to_vector();
-      REQUIRE(expected.size() == 20);
-      for (std::size_t step = 0; step < expected.size(); ++step) {
-        opt.zero_grad();
-        const Tensor loss = loss_of(*lm, kind.name);
-        loss.backward();
-        opt.step();
-        INFO("step " << step);
-        CHECK(loss.item() == Approx(expected[step]).margin(kTol).epsilon(0));
-      }
-      CHECK(expected.back() < expected.front() - 0.5);  // it learned: not a flat line
-      for (const auto& [name, p] : lm->named_parameters()) {
-        const Tensor expected = ref.get(kind.name + ".final." + name);
-        if (!name.ends_with("attn.qkv.bias")) {
-          CHECK_CLOSE("after 20 steps: " + name, p, expected, kTol, 0.0);
-          continue;
-        }
-        // The key bias moves every score of a query by the same q·b_k, which softmax ignores:
-        // its gradient is 0 but for rounding (~1e-17), and Adam divides that by √v + eps ≈ eps,
-        // so its steps (~lr·1e-17/1e-8) are rounding noise that each library draws its own way.
-        // The query and value biases at 1e-10; the key bias, rows C..2C, within 1e-8.
-        for (const auto& [row, tol] : {std::pair{0, kTol}, std::pair{8, 1e-8}, std::pair{16, kTol}})
-          CHECK_CLOSE("after 20 steps: " + name + " rows " + std::to_string(row) + "..", narrow(p, 0, row, 8),
-                      narrow(expected, 0, row, 8), tol, 0.0);
-      }
+      tapegrad::testing::check_adamw_steps(*lm, ref, kind.name + ".", [&] { return loss_of(*lm, kind.name); }, kTol, 8);
     }
   }
 }

@@ -36,10 +36,9 @@ Each case (prefix dyt. or derf.) holds:
 import os
 
 import torch
-import torch.nn.functional as F
 
-from make_llama_reference import adamw_losses
-from make_nn_reference import B, LM_LAYERS, LM_T, VOCAB, attention, embed, feed_forward, lm_parameters
+from lm_case import lm_case
+from make_nn_reference import LM_LAYERS, attention, embed, feed_forward, lm_parameters
 from reference_format import write_reference
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dyt_reference.txt")
@@ -78,26 +77,8 @@ def parameters(kind):
     return {n: t.requires_grad_() for n, t in p.items()}
 
 
-def loss_of(kind, tokens, targets, p):
-    return F.cross_entropy(lm(kind, tokens, p).reshape(-1, VOCAB), targets.reshape(-1))
-
-
 def case(kind, entries):
-    p = parameters(kind)
-    tokens = torch.randint(0, VOCAB, (B, LM_T))
-    targets = torch.randint(0, VOCAB, (B, LM_T))
-    entries += [(f"{kind}.tokens", tokens), (f"{kind}.targets", targets)]
-    entries += [(f"{kind}.param.{n}", t.detach().clone()) for n, t in p.items()]
-
-    logits = lm(kind, tokens, p)
-    loss = F.cross_entropy(logits.reshape(-1, VOCAB), targets.reshape(-1))
-    loss.backward()
-    entries += [(f"{kind}.logits", logits.detach()), (f"{kind}.loss", loss.detach())]
-    entries += [(f"{kind}.grad.{n}", t.grad.detach().clone()) for n, t in p.items()]
-
-    losses = adamw_losses(p, lambda p: loss_of(kind, tokens, targets, p))
-    entries.append((f"{kind}.adamw.losses", torch.tensor(losses)))
-    entries += [(f"{kind}.final.{n}", t.detach().clone()) for n, t in p.items()]
+    lm_case(kind, entries, parameters(kind), lambda tokens, p: lm(kind, tokens, p))
 
 
 def main():

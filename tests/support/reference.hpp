@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <set>
 #include <sstream>
@@ -232,3 +233,41 @@ inline CompareResult compare_tensors(const std::string& name, const Tensor& actu
     INFO(close_result_.report);                                                                 \
     CHECK(close_result_.ok);                                                                    \
   } while (0)
+
+namespace tapegrad::testing {
+
+// The 20 AdamW steps of the model-level references (make_llama_reference.py's adamw_losses:
+// lr 1e-2, betas (0.9, 0.95), eps 1e-8, weight decay 0.1 on every parameter) of `model` on
+// loss(): each step's loss against <prefix>adamw.losses within tol, then every parameter
+// against <prefix>final.<name> within tol. The attention's key bias (rows C..2C of
+// attn.qkv.bias, C = d_model) moves every score of a query by the same q·b_k, which softmax
+// ignores: its gradient is 0 but for rounding (~1e-17), and Adam divides that by √v + eps ≈
+// eps, so its steps (~lr·1e-17/1e-8) are rounding noise that each library draws its own way:
+// those rows within 1e-8.
+inline void check_adamw_steps(nn::Module& model, const ReferenceFile& ref, const std::string& prefix,
+                              const std::function<Tensor()>& loss_of, double tol, std::int64_t d_model) {
+  optim::AdamW opt(model.named_parameters(), optim::AdamOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
+  const std::vector<double> expected = ref.get(prefix + "adamw.losses").to_vector();
+  REQUIRE(expected.size() == 20);
+  for (std::size_t step = 0; step < expected.size(); ++step) {
+    opt.zero_grad();
+    const Tensor loss = loss_of();
+    loss.backward();
+    opt.step();
+    INFO("step " << step);
+    CHECK(loss.item() == Approx(expected[step]).margin(tol).epsilon(0));
+  }
+  CHECK(expected.back() < expected.front() - 0.5);  // it learned: not a flat line
+  for (const auto& [name, p] : model.named_parameters()) {
+    const Tensor final_value = ref.get(prefix + "final." + name);
+    if (name.size() < 13 || name.compare(name.size() - 13, 13, "attn.qkv.bias") != 0) {
+      CHECK_CLOSE("after 20 steps: " + name, p, final_value, tol, 0.0);
+      continue;
+    }
+    for (const auto& [row, row_tol] : {std::pair{std::int64_t{0}, tol}, std::pair{d_model, 1e-8}, std::pair{2 * d_model, tol}})
+      CHECK_CLOSE("after 20 steps: " + name + " rows " + std::to_string(row) + "..", narrow(p, 0, row, d_model),
+                  narrow(final_value, 0, row, d_model), row_tol, 0.0);
+  }
+}
+
+}  // namespace tapegrad::testing
