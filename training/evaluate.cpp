@@ -32,7 +32,7 @@ double evaluate_lm(nn::TransformerLM& model, const data::TokenStream& stream, st
 
 LensEvaluation evaluate_lens(nn::TransformerLM& model, const data::TokenStream& stream, std::int64_t batches,
                              std::int64_t B, std::int64_t T) {
-  nn::StreamRecorder streams(*model.blocks);
+  nn::StreamRecorder streams(model);
   const nn::Readout readout = nn::lm_readout(model);
   nn::LogitLens lens;
   LensEvaluation out;

@@ -2,7 +2,7 @@
 // (nn/diagnostics/logit_lens.hpp; docs/residual-stream.md): the stream after each block decoded
 // by the model's own final norm and head, its loss per layer and the share of tokens whose top
 // prediction is already the last layer's. The lens reads the evaluation's own forward passes
-// (a StreamRecorder on the blocks during evaluate_lm), so its last layer is the validation
+// (a StreamRecorder on the model's stream during evaluate_lm), so its last layer is the validation
 // loss, and no number of the run changes: train_lm.csv and the checkpoint are those of a run
 // without --lens.
 //

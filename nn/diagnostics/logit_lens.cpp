@@ -61,7 +61,7 @@ std::vector<LensLayer> logit_lens(TransformerLM& lm, const Tensor& tokens, const
   NoGradGuard no_grad;
   const bool was_training = lm.is_training();
   lm.eval();
-  StreamRecorder recorder(*lm.blocks);
+  StreamRecorder recorder(lm);
   (void)lm.forward(tokens, classes);
   LogitLens lens;
   lens.add(recorder.streams(), lm_readout(lm, classes), targets);

@@ -56,7 +56,7 @@ class LogitLens {
 };
 
 // The lens of one batch: runs lm.forward(tokens, classes) in eval mode without recording, a
-// StreamRecorder on its blocks, and decodes every layer with lm_readout (the mode is restored).
+// StreamRecorder on its stream, and decodes every layer with lm_readout (the mode is restored).
 // targets: int64 (B, T). ValueError when the model has no block.
 std::vector<LensLayer> logit_lens(TransformerLM& lm, const Tensor& tokens, const Tensor& targets,
                                   const Tensor& classes = Tensor());

@@ -1,4 +1,4 @@
-// stream_recorder.cpp — StreamRecorder: the first block's input, then every block's output.
+// stream_recorder.cpp — StreamRecorder: the stream after the embedding and after every block.
 #include "stream_recorder.hpp"
 
 #include <string>
@@ -7,27 +7,23 @@
 
 namespace tapegrad::nn {
 
-StreamRecorder::StreamRecorder(const ModuleList& blocks) : n_blocks_(blocks.size()), outputs_(blocks) {
-  if (blocks.size() == 0) throw ValueError("StreamRecorder: the model has no block, so no stream to record");
-  // A forward starts at the first block: what it reads is h_0, and the outputs of an earlier
-  // forward go.
-  first_ = blocks[0]->register_forward_pre_hook(
-      [this](Module&, TensorList& inputs) {
-        input_ = inputs[0];
-        outputs_.clear();
+StreamRecorder::StreamRecorder(TransformerLM& model) : n_blocks_(model.blocks->size()) {
+  if (n_blocks_ == 0) throw ValueError("StreamRecorder: the model has no block, so no stream to record");
+  hook_ = model.stream->register_stream_hook(
+      [this](std::int64_t l, const Tensor& x) {
+        if (l == 0) streams_.clear();  // a new forward: the last one's streams go
+        streams_.push_back(x);
       },
       "StreamRecorder");
 }
 
-StreamRecorder::~StreamRecorder() { first_.remove(); }
+StreamRecorder::~StreamRecorder() { hook_.remove(); }
 
 std::vector<Tensor> StreamRecorder::streams() const {
-  if (!input_.defined() || outputs_.outputs().size() != n_blocks_)
-    throw ValueError("StreamRecorder: the last forward passed " + std::to_string(outputs_.outputs().size()) + " of " +
-                     std::to_string(n_blocks_) + " blocks" + (input_.defined() ? "" : " (no forward yet)"));
-  std::vector<Tensor> out{input_};
-  out.insert(out.end(), outputs_.outputs().begin(), outputs_.outputs().end());
-  return out;
+  if (streams_.size() != n_blocks_ + 1)
+    throw ValueError("StreamRecorder: the last forward passed " + std::to_string(streams_.empty() ? 0 : streams_.size() - 1) +
+                     " of " + std::to_string(n_blocks_) + " blocks" + (streams_.empty() ? " (no forward yet)" : ""));
+  return streams_;
 }
 
 }  // namespace tapegrad::nn

@@ -1,23 +1,22 @@
-// stream_recorder.hpp — the residual stream at every depth of one forward of a block stack:
-//   h_0 = what the first block reads (a TransformerLM's embeddings, tok_emb + pos_emb)
-//   h_l = block_l(h_{l−1}),  l = 1..L        (the stream after block l)
-// kept by hooks on the blocks, a pre-hook on the first and an OutputRecorder on all, so that
-// no model's code is touched. The logit lens (logit_lens.hpp) decodes each h_l. The stream is
-// one tensor (B, T, C) here; a model whose stream is more (several parallel streams) needs a
-// recorder of its own.
+// stream_recorder.hpp — the residual stream at every depth of one forward of a language model:
+//   h_0 = what the first block reads (the embeddings, tok_emb + pos_emb)
+//   h_l = the stream after block l, l = 1..L: what block l + 1 (or the final norm) reads
+// kept by the model's stream hooks (nn/stream/stream.hpp), so that no model's code is touched.
+// Under the plain stream h_l is block l's output; under DenseFormer it is the depth-weighted
+// average after block l, which is what the next block reads. The logit lens (logit_lens.hpp)
+// decodes each h_l.
 #pragma once
 
 #include <vector>
 
-#include "../containers.hpp"
-#include "output_recorder.hpp"
+#include "../transformer_lm.hpp"
 
 namespace tapegrad::nn {
 
 class StreamRecorder {
  public:
-  // ValueError when blocks is empty: there is no block to watch the stream through.
-  explicit StreamRecorder(const ModuleList& blocks);
+  // ValueError when the model has no block: there is no stream to record.
+  explicit StreamRecorder(TransformerLM& model);
   ~StreamRecorder();
   StreamRecorder(const StreamRecorder&) = delete;
   StreamRecorder& operator=(const StreamRecorder&) = delete;
@@ -27,9 +26,8 @@ class StreamRecorder {
 
  private:
   std::size_t n_blocks_;
-  Tensor input_;  // h_0
-  OutputRecorder outputs_;
-  HookHandle first_;
+  std::vector<Tensor> streams_;
+  HookHandle hook_;
 };
 
 }  // namespace tapegrad::nn

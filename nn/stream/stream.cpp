@@ -21,6 +21,15 @@ void ResidualStream::run_block(StreamState& s, TransformerBlock& block, BlockCon
 
 Tensor ResidualStream::end(StreamState& s) { return s.x; }
 
+HookHandle ResidualStream::register_stream_hook(StreamHook hook, std::string label) {
+  return HookHandle(stream_hooks_, stream_hooks_->add(std::move(hook), std::move(label)));
+}
+
+void ResidualStream::observe(std::int64_t l, const Tensor& x) const {
+  if (stream_hooks_->empty()) return;
+  for (const auto& hook : stream_hooks_->snapshot()) hook.fn(l, x);
+}
+
 void StreamConfig::validate() const {
   const StreamInfo& info = stream_info(scheme);  // ValueError naming the registered schemes
   const StreamConfig d;

@@ -98,6 +98,19 @@ class ResidualStream : public Module {
   // Whether the scheme reaches into the blocks' sublayers (the attention's values): then
   // activation checkpointing, which recomputes a block alone, is refused.
   virtual bool reaches_into_blocks() const { return false; }
+
+  // The stream as the next block reads it, handed to these functions by the model after begin
+  // (l = 0: the embedding) and after each block l = 1..L (after the last: what the final norm
+  // reads). Where the diagnostics watch the stream (nn/diagnostics/stream_recorder.hpp): under
+  // DenseFormer it is the average, not the block's output that a forward hook on the block sees.
+  // Run in registration order; the handle removes one.
+  using StreamHook = std::function<void(std::int64_t l, const Tensor& x)>;
+  HookHandle register_stream_hook(StreamHook hook, std::string label = "");
+  // Runs the stream hooks (the model calls it; cheap without hooks).
+  void observe(std::int64_t l, const Tensor& x) const;
+
+ private:
+  std::shared_ptr<HookList<StreamHook>> stream_hooks_ = std::make_shared<HookList<StreamHook>>();
 };
 
 // What a scheme is built from: the model's stream settings, its depth and its blocks' config.

@@ -77,9 +77,9 @@ double model_loss(nn::TransformerLM& lm) {
 
 }  // namespace
 
-TEST_CASE("StreamRecorder: the embeddings, then every block's output", "[diagnostics][logit_lens]") {
+TEST_CASE("StreamRecorder: the embeddings, then every block's output (the plain stream)", "[diagnostics][logit_lens]") {
   auto lm = lm_of("pre");
-  nn::StreamRecorder recorder(*lm->blocks);
+  nn::StreamRecorder recorder(*lm);
   CHECK_THROWS_WITH(recorder.streams(), Contains("passed 0 of 3 blocks") && Contains("no forward yet"));
   nn::OutputRecorder outputs(*lm->blocks);
   (void)lm->forward(batch_tokens());
@@ -90,7 +90,7 @@ TEST_CASE("StreamRecorder: the embeddings, then every block's output", "[diagnos
   CHECK_CLOSE(streams[0], h0, 0.0);
   for (std::size_t l = 1; l < 4; ++l) CHECK(streams[l].to_vector() == outputs.outputs()[2 + l].to_vector());  // the second forward's
   nn::TransformerLM no_blocks(tiny_lm(kV, 8, 0));
-  CHECK_THROWS_WITH(nn::StreamRecorder(*no_blocks.blocks), Contains("no block"));
+  CHECK_THROWS_WITH(nn::StreamRecorder(no_blocks), Contains("no block"));
 }
 
 TEST_CASE("logit lens: the last layer is the model's loss, layer 0 the embeddings by hand", "[diagnostics][logit_lens]") {
@@ -115,7 +115,7 @@ TEST_CASE("logit lens: the last layer is the model's loss, layer 0 the embedding
 
 TEST_CASE("logit lens: top-1 agreement counted by hand, ignored targets left out", "[diagnostics][logit_lens]") {
   auto lm = lm_of("pre");
-  nn::StreamRecorder recorder(*lm->blocks);
+  nn::StreamRecorder recorder(*lm);
   const Tensor logits = lm->forward(batch_tokens());
   const std::vector<Tensor> streams = recorder.streams();
   const nn::Readout readout = nn::lm_readout(*lm);
@@ -137,7 +137,7 @@ TEST_CASE("logit lens: top-1 agreement counted by hand, ignored targets left out
 
 TEST_CASE("logit lens over batches: the sums of evaluate_lm", "[diagnostics][logit_lens]") {
   auto lm = lm_of("pre");
-  nn::StreamRecorder recorder(*lm->blocks);
+  nn::StreamRecorder recorder(*lm);
   const nn::Readout readout = nn::lm_readout(*lm);
   nn::LogitLens lens;
   const Tensor second = Tensor::from_vector<std::int64_t>({3, 3, 8, 1}, {1, 4});

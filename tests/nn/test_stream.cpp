@@ -283,3 +283,30 @@ TEST_CASE("The fuzzers' seeds hold a model file of each stream scheme and point-
   CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_dyt.tgc")->config.block.norm.name == "dyt");
   CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_derf.tgc")->config.block.norm.name == "derf");
 }
+
+TEST_CASE("The stream hooks see what the next block reads: the logit lens of a DenseFormer", "[stream][logit_lens]") {
+  nn::TransformerLMConfig c = lm_config("denseformer");
+  manual_seed(71);
+  nn::TransformerLM lm(c);
+  randomize_parameters_(*lm.stream, 72, 0.7);
+  const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64), targets = tensor({2, 3, 4, 5, 6, 0}, {2, 3}, DType::int64);
+  nn::StreamRecorder recorder(lm);
+  nn::OutputRecorder outputs(*lm.blocks);
+  const Tensor logits = lm.forward(tokens);
+  const std::vector<Tensor> streams = recorder.streams();
+  REQUIRE(streams.size() == 4);
+  // after each block the average, not the block's output (which a hook on the block sees)
+  CHECK(max_abs_diff(streams[1], outputs.outputs()[0]) > 1e-3);
+  CHECK_CLOSE(head(lm, streams[3]), logits, 0.0);
+  // so the lens's last layer is the model's own loss
+  const std::vector<nn::LensLayer> lens = nn::logit_lens(lm, tokens, targets);
+  REQUIRE(lens.size() == 4);
+  CHECK(lens.back().loss == cross_entropy(logits.reshape({6, 7}), targets.reshape({6})).item());
+  // a removed hook sees nothing
+  int calls = 0;
+  HookHandle h = lm.stream->register_stream_hook([&](std::int64_t, const Tensor&) { ++calls; });
+  (void)lm.forward(tokens);
+  h.remove();
+  (void)lm.forward(tokens);
+  CHECK(calls == 4);
+}
