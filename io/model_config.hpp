@@ -35,7 +35,9 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 //      plain stream, which is what their models ran); the initial α of the point-wise norms
 //      (dyt, derf) by role: block.norm_alpha0_attn, norm_alpha0_ffn, norm_alpha0_final (absent
 //      from older files, whose norms had no α: 1)
-inline constexpr std::int64_t kModelConfigVersion = 3;
+//   4  the depth parametrization's block.branch_depth_exponent and branch_base_depth (absent
+//      from older files: 0 and 1, the standard parametrization their models ran)
+inline constexpr std::int64_t kModelConfigVersion = 4;
 
 // The "config.*" entries of a model.
 Metadata config_metadata(const nn::TransformerLMConfig& config);

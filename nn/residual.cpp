@@ -17,6 +17,7 @@ std::string Residual::extra_repr() const {
   os << (norm ? "norm" : "no norm");
   if (norm_out) os << ", output norm";
   if (alpha != 1.0) os << ", alpha=" << alpha;
+  if (branch != 1.0) os << ", branch=" << branch;
   if (scale.defined()) os << ", rezero gate";
   return os.str();
 }

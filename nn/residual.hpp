@@ -27,6 +27,7 @@ class Residual : public Module {
   std::shared_ptr<Norm> norm;      // N (Peri-LN's input norm N_in)
   std::shared_ptr<Norm> norm_out;  // N_out, on the sublayer's output (Peri-LN); null otherwise
   double alpha = 1.0;          // α: the residual scale of the placements that use one (post, pre, deepnorm)
+  double branch = 1.0;         // m: the depth parametrization's multiplier of the update (Depth-μP, CompleteP)
   Tensor scale;                // ReZero's a (0-d parameter), undefined otherwise
 };
 

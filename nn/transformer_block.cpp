@@ -58,6 +58,14 @@ void TransformerBlockConfig::validate() const {
                        n.name + " (only " + name_list_if(norm_registry(), [](const NormInfo& m) { return m.learned_alpha; }, " and ") +
                        " have a learned α); leave it at " + number_str(default_value));
   }
+  if (!(branch_depth_exponent >= 0 && branch_depth_exponent <= 1) || branch_base_depth < 1)
+    throw ValueError("TransformerBlockConfig: branch_depth_exponent must be in [0, 1] (0 standard, 0.5 depth-μP, 1 "
+                     "CompleteP) and branch_base_depth >= 1, got " + number_str(branch_depth_exponent) + " and " +
+                     std::to_string(branch_base_depth));
+  if (branch_depth_exponent != 0.0 && !p.branch_multiplier)
+    throw ValueError("TransformerBlockConfig: branch_depth_exponent = " + number_str(branch_depth_exponent) +
+                     " does not apply to placement " + p.name + ", whose updates pass a norm before they join the "
+                     "stream (it would undo the multiplier); leave it at 0");
   if (!(mix_ln_ratio >= 0 && mix_ln_ratio <= 1))
     throw ValueError("TransformerBlockConfig: mix_ln_ratio must be in [0, 1] (the fraction of a stack's blocks that "
                      "Mix-LN makes Post-LN), got " + number_str(mix_ln_ratio));
@@ -77,6 +85,11 @@ double TransformerBlockConfig::norm_alpha0(NormRole role) const {
     case NormRole::final: return norm_alpha0_final;
   }
   return norm_alpha0_attn;
+}
+
+double TransformerBlockConfig::branch_multiplier(std::int64_t layers) const {
+  if (branch_depth_exponent == 0.0) return 1.0;
+  return std::pow(static_cast<double>(branch_base_depth) / static_cast<double>(layers), branch_depth_exponent);
 }
 
 NormSpec TransformerBlockConfig::norm_spec(NormRole role) const {
@@ -111,7 +124,9 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
     std::shared_ptr<Norm> n, n_out;
     if (p.norms) n = make_norm(c.norm, spec);
     if (p.output_norms) n_out = make_norm(c.norm, spec);
-    return register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype, n_out));
+    auto r = register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype, n_out));
+    r->branch = c.branch_multiplier(std::max<std::int64_t>(s.layers(), 1));
+    return r;
   };
   attn_residual = residual("attn_residual", NormRole::attention);
   if (c.cross_attention) cross_residual = residual("cross_residual", NormRole::cross);

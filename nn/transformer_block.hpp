@@ -58,10 +58,22 @@ struct TransformerBlockConfig {
   double norm_alpha0_attn = 1.0;
   double norm_alpha0_ffn = 1.0;
   double norm_alpha0_final = 1.0;
+  // Depth-μP / CompleteP (Bordelon et al. 2024; Yang et al. 2024; Dey et al. 2025, "Don't be
+  // lazy: CompleteP enables compute-efficient deep transformers", arXiv 2505.01618): every
+  // sublayer's update enters the stream times m = (branch_base_depth / L)^branch_depth_exponent,
+  // L the blocks of the stack: x + m·F(N(x)) in Pre-LN. Exponent 0 is the standard
+  // parametrization (m = 1, nothing recorded), ½ depth-μP, 1 CompleteP; the base depth is the
+  // depth whose tuned hyper-parameters should transfer (optim::depth_scaled_groups scales the
+  // Adam learning rate and ε to match). Refused by the placements whose update passes a norm
+  // before it joins the stream (the norm would undo m).
+  double branch_depth_exponent = 0.0;
+  std::int64_t branch_base_depth = 1;
 
   std::int64_t ff_dim() const { return d_ff > 0 ? d_ff : 4 * d_model; }
   // The α0 of a role: norm_alpha0_attn for attention and cross, _ffn for ffn, _final for final.
   double norm_alpha0(NormRole role) const;
+  // m = (branch_base_depth / layers)^branch_depth_exponent: 1 unless the exponent is set.
+  double branch_multiplier(std::int64_t layers) const;
   // What this config's norm of a role is built from (make_norm, make_final_norm).
   NormSpec norm_spec(NormRole role) const;
   // Throws ValueError naming the first invalid setting, or a setting its placement does not use.
@@ -96,6 +108,8 @@ struct TransformerBlockConfig {
     f("norm_alpha0_attn", self.norm_alpha0_attn);  // model config version 3 (older files: the defaults)
     f("norm_alpha0_ffn", self.norm_alpha0_ffn);
     f("norm_alpha0_final", self.norm_alpha0_final);
+    f("branch_depth_exponent", self.branch_depth_exponent);  // model config version 4
+    f("branch_base_depth", self.branch_base_depth);
   }
 };
 

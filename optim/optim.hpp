@@ -4,6 +4,7 @@
 
 #include "adam.hpp"
 #include "clip_grad.hpp"
+#include "depth_scaling.hpp"
 #include "ema.hpp"
 #include "health.hpp"
 #include "lr_schedule.hpp"

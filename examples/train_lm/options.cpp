@@ -110,6 +110,11 @@ Options::Options()
              "block.norm")->check(CLI::IsMember(plain_norms()));
   model_flag("--residual-scale", s.residual_scale, "alpha in the pre and post formulas", "block.residual_scale")
       ->check(cli::positive);
+  model_flag("--branch-depth-exponent", s.branch_depth_exponent, "the depth parametrization's α: each update "
+             "enters the stream times (L_base/L)^α, and AdamW's lr of the blocks and ε scale to match (0 standard, "
+             "0.5 depth-muP, 1 CompleteP)", "block.branch_depth_exponent")->check(cli::range(0.0, 1.0));
+  model_flag("--branch-base-depth", s.branch_base_depth, "with --branch-depth-exponent: L_base, the depth whose "
+             "tuned --lr should transfer", "block.branch_base_depth")->check(cli::positive);
   model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(cli::range(0.0, 0.99));
   model_flag("--init", s.init, "gpt2, gpt2-unscaled, pytorch or xavier", "init")->check(CLI::IsMember({"gpt2", "gpt2-unscaled", "pytorch", "xavier"}));
   run_flag("--batch", s.batch, "sequences per step B")->check(cli::positive);
@@ -215,6 +220,8 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   config.stream.value_lambda_learnable = s.value_lambda_learnable != 0;
   config.block.residual_scale = s.residual_scale;
   config.block.dropout = s.dropout;
+  config.block.branch_depth_exponent = s.branch_depth_exponent;
+  config.block.branch_base_depth = s.branch_base_depth;
   config.init = nn::init_scheme_from_name(s.init);
   return config;
 }

@@ -72,18 +72,22 @@ std::unique_ptr<data::TokenStream> load_data(const Settings& s, std::unique_ptr<
   return stream;
 }
 
-std::unique_ptr<optim::AdamW> make_optimizer(const nn::Module& model, const Settings& s) {
-  return std::make_unique<optim::AdamW>(
-      optim::weight_decay_groups(model, optim::AdamOptions(s.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(s.weight_decay)));
+// weight_decay_groups' two groups, each scaled by the model's depth parametrization (none by default)
+std::unique_ptr<optim::AdamW> make_optimizer(const nn::TransformerLM& model, const Settings& s) {
+  return std::make_unique<optim::AdamW>(optim::depth_scaled_groups(
+      model, optim::AdamOptions(s.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(s.weight_decay)));
 }
 
 void print_model(const nn::TransformerLM& m) {
   const auto& c = m.config;
-  const std::string stream = c.stream.scheme.name == "plain" ? "" : ", stream " + c.stream.scheme.name;
+  std::string extra = c.stream.scheme.name == "plain" ? "" : ", stream " + c.stream.scheme.name;
+  if (c.block.branch_depth_exponent != 0.0)
+    extra += ", branch multiplier " + number_str(c.block.branch_multiplier(c.n_layers)) + " (exponent " +
+             number_str(c.block.branch_depth_exponent) + ", base depth " + std::to_string(c.block.branch_base_depth) + ")";
   std::printf("model: %lld layers, d_model %lld, %lld heads, T %lld, placement %s, norm %s%s: %lld parameters\n",
               static_cast<long long>(c.n_layers), static_cast<long long>(c.block.d_model),
               static_cast<long long>(c.block.n_heads), static_cast<long long>(c.max_seq_len), c.block.placement.name.c_str(),
-              c.block.norm.name.c_str(), stream.c_str(), static_cast<long long>(m.num_parameters()));
+              c.block.norm.name.c_str(), extra.c_str(), static_cast<long long>(m.num_parameters()));
 }
 }  // namespace
 

@@ -28,6 +28,7 @@ PlacementInfo no_residual_placement() {
           .label = "No residual",
           .formula = "h = N1(Attn(x)); y = N2(FFN(h)): no residual connection",
           .paper = "He et al. 2016 (what residuals fix)",
+          .branch_multiplier = false,  // its updates pass a norm before they join the stream
           .make = make_formula<NoResidual>};
 }
 

@@ -31,6 +31,7 @@ PlacementInfo olmo2_placement() {
           .formula = "h = x + N1(Attn(x)); y = h + N2(FFN(h)); the stack ends with a norm (reordered norm)",
           .paper = "Team OLMo 2024 (2 OLMo 2 Furious)",
           .final_norm = true,
+          .branch_multiplier = false,  // its updates pass a norm before they join the stream
           .make = make_formula<OLMo2>};
 }
 

@@ -36,6 +36,7 @@ PlacementInfo peri_ln_placement() {
           .paper = "Ding et al. 2021 (CogView); Kim et al. 2025",
           .output_norms = true,
           .final_norm = true,
+          .branch_multiplier = false,  // its updates pass a norm before they join the stream
           .make = make_formula<PeriLN>};
 }
 

@@ -80,7 +80,8 @@ class Sublayer {
   Sublayer() = default;
   Sublayer(std::function<Tensor(const Tensor&)> fn, Residual& residual, Tensor cond);
 
-  // F(h): the sublayer's update, gated by its norm (AdaLN-Zero's gate; the update itself otherwise)
+  // F(h): the sublayer's update, gated by its norm (AdaLN-Zero's gate; the update itself
+  // otherwise), times the depth parametrization's m when it is not 1
   Tensor operator()(const Tensor& h) const;
   // N(h): the norm of this sublayer's residual, with the condition
   Tensor N(const Tensor& h) const;
@@ -133,6 +134,9 @@ struct PlacementInfo {
   bool residual_scale = false;   // config.residual_scale (α) applies; elsewhere it must stay 1
   bool mix_ln_ratio = false;     // config.mix_ln_ratio (ρ) applies (Mix-LN); elsewhere it must keep its default
   bool block_modulation = false;  // works with norms modulated by the block (AdaLN-Zero)
+  // Takes the depth parametrization's multiplier m (config.branch_depth_exponent): false where
+  // a sublayer's update passes a norm before it joins the stream, which would undo m.
+  bool branch_multiplier = true;
   // Builds the formula unit of one block, from its config and where it sits: make_formula<B2T>.
   std::unique_ptr<PlacementFormula> (*make)(const TransformerBlockConfig& config, const Stack& stack) = nullptr;
   // α of this placement's residuals in a given stack when it is set by the depth (DeepNorm);

@@ -9,7 +9,8 @@ Sublayer::Sublayer(std::function<Tensor(const Tensor&)> fn, Residual& residual, 
 
 Tensor Sublayer::operator()(const Tensor& h) const {
   const Tensor update = fn_(h);
-  return residual_->norm ? residual_->norm->gate(update, cond_) : update;
+  const Tensor gated = residual_->norm ? residual_->norm->gate(update, cond_) : update;
+  return residual_->branch == 1.0 ? gated : mul(gated, residual_->branch);
 }
 
 Tensor Sublayer::N(const Tensor& h) const {

@@ -161,7 +161,7 @@ TEST_CASE("docs/tutorial.md: 6. gradcheck catches a backward that forgets dout",
 TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
   const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero", "residuals_recent",
-                                          "residuals_stack"};
+                                          "residuals_stack", "residuals_depth_mup"};
   REQUIRE(blocks.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
@@ -291,4 +291,25 @@ TEST_CASE("docs/residuals.md: a block's place in its stack", "[docs][nn]") {
   for (std::int64_t i = 0; i < 4; ++i) CHECK(row_mean_is_zero(*model->decoder->at<nn::TransformerBlock>(i), true) == (i < 2));
   REQUIRE(model->encoder_norm != nullptr);
   REQUIRE(model->decoder_norm != nullptr);
+}
+
+TEST_CASE("docs/residuals.md: the depth parametrization's m and AdamW groups", "[docs][nn][depth_mup]") {
+#include "../../docs/snippets/residuals_depth_mup.inc"
+  for (std::int64_t i = 0; i < 16; ++i) {
+    const auto block = model->blocks->at<nn::TransformerBlock>(i);
+    CHECK(block->attn_residual->branch == 0.25);
+    CHECK(block->ffn_residual->branch == 0.25);
+  }
+  // block 1 is x + ¼·Attn(N1(x)), then h + ¼·FFN(N2(h))
+  auto& b = *model->blocks->at<nn::TransformerBlock>(0);
+  Tensor x = randn({2, 3, 16});
+  const Tensor h = add(x, mul(b.attn->forward(b.attn_residual->norm->forward(x)), 0.25));
+  const Tensor expected = add(h, mul(b.ffn->forward(b.ffn_residual->norm->forward(h)), 0.25));
+  CHECK(max(abs(sub(b.forward(x), expected))).item() < 1e-6);
+  REQUIRE(opt.num_groups() >= 3);
+  for (std::size_t g = 0; g < opt.num_groups(); ++g) {
+    const optim::HyperParameters hp = opt.hyper_parameters(g);
+    CHECK(opt.lr(g) == Approx(3e-3).epsilon(1e-15));  // r^(α−1) = 1
+    CHECK(optim::hyper_parameter(hp, "eps", "test") == Approx(1e-8 / 4).epsilon(1e-15));
+  }
 }

@@ -12,6 +12,7 @@ using namespace tapegrad;
 using Catch::Contains;
 using tapegrad::testing::max_abs_diff;
 using tapegrad::testing::ScratchDir;
+using tapegrad::testing::kLibraryPlacements;
 
 namespace {
 
@@ -102,7 +103,7 @@ TEST_CASE("model config: a file alone rebuilds every placement, norm and model k
   const Tensor tokens = tensor({1, 2, 3, 0, 4, 5}, {2, 3}, DType::int64);
   const Tensor classes = tensor({0, 2}, {2}, DType::int64);
   int n = 0;
-  for (const nn::PlacementInfo& p : nn::placement_registry())
+  for (const nn::PlacementInfo& p : kLibraryPlacements)
     for (const nn::NormInfo& norm : nn::norm_registry()) {
       nn::TransformerLMConfig c = tapegrad::testing::tiny_lm(8, 4, 2);
       c.block.placement = nn::Placement(p.name);
@@ -311,4 +312,33 @@ TEST_CASE("model config: the point-wise norms' α at init round-trips, and older
   REQUIRE_THROWS_WITH(io::lm_config_from(bad, "bad.tgc"),
                       Contains("bad.tgc: the stored model configuration is invalid") &&
                           Contains("norm_alpha0_attn = 0.5 does not apply to norm layernorm"));
+}
+
+TEST_CASE("model config: the depth parametrization round-trips, and version-3 files load as the standard one", "[io][model_config][depth_mup]") {
+  ScratchDir dir;
+  nn::TransformerLMConfig c = tapegrad::testing::tiny_lm();
+  c.block.branch_depth_exponent = 0.5;
+  c.block.branch_base_depth = 1;
+  nn::TransformerLM model(c);
+  io::save_model(model, dir.file("mup.tgc"));
+  const auto loaded = io::load_model<nn::TransformerLM>(dir.file("mup.tgc"));
+  CHECK(loaded->config == c);
+  const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {1, 6}, DType::int64);
+  CHECK(max_abs_diff(loaded->forward(tokens), model.forward(tokens)) == 0);
+  // Version 4 added block.branch_depth_exponent and branch_base_depth: a version-3 file has
+  // neither and rebuilds with m = 1, the model it was trained as.
+  const nn::TransformerLMConfig standard = tapegrad::testing::tiny_lm();
+  io::Metadata v3;
+  for (const auto& [key, value] : io::config_metadata(standard)) {
+    if (key == "config.version") v3.emplace_back(key, std::int64_t{3});
+    else if (key.find("branch_") == std::string::npos) v3.emplace_back(key, value);
+  }
+  REQUIRE(v3.size() == io::config_metadata(standard).size() - 2);
+  CHECK(io::lm_config_from(with_config(v3), "v3.tgc") == standard);
+  // in a version-4 file they are required
+  io::Metadata v4_missing;
+  for (const auto& [key, value] : io::config_metadata(c))
+    if (key != "config.block.branch_base_depth") v4_missing.emplace_back(key, value);
+  REQUIRE_THROWS_WITH(io::lm_config_from(with_config(v4_missing), "v4.tgc"),
+                      Contains("config.block.branch_base_depth is missing"));
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,6 +56,17 @@ inline double std_of(const Tensor& t) {
   for (double x : v) var += (x - mean) * (x - mean);
   return std::sqrt(var / static_cast<double>(v.size()));
 }
+
+// The placements the library registers itself, taken as the program starts, before any test
+// case runs. docs/custom-block.md's case registers one of its own (a registry keeps what it is
+// given), so the cases that check every placement of the library walk this list rather than
+// the registry: they then pass whether ctest runs each case alone or the whole binary runs at
+// once. The references stay valid (the registry is a deque that only grows at its end).
+inline const std::vector<std::reference_wrapper<const nn::PlacementInfo>> kLibraryPlacements = [] {
+  std::vector<std::reference_wrapper<const nn::PlacementInfo>> out;
+  for (const nn::PlacementInfo& p : nn::placement_registry()) out.emplace_back(p);
+  return out;
+}();
 
 // A small decoder-only LM config for tests: d_model 16, 2 heads, d_ff 32.
 inline nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_seq_len = 8, std::int64_t n_layers = 2) {
