@@ -1,9 +1,10 @@
-// docs/depth-study.md quotes the default run committed under docs/depth-study/default/: every
-// verdict of its table must be the committed report's verdict for that claim, and the time and
-// plan it quotes must be the report's. (A page that went on quoting an older run, after the
+// docs/depth-study.md quotes the default run committed under docs/depth-study/default/ and the
+// full run under docs/depth-study/full/: every verdict of their tables must be the committed
+// report's verdict for that claim, and the time and plan it quotes must be the report's. (A page that went on quoting an older run, after the
 // study changed, fails here: rerun the default study into docs/depth-study/default/.)
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -67,22 +68,47 @@ std::map<std::string, std::multiset<std::string>> verdicts(const std::vector<std
   return out;
 }
 
-}  // namespace
 
-TEST_CASE("docs/depth-study.md quotes the verdicts of the committed default run", "[docs]") {
+// Every claim's verdicts in the page's table under `heading` are the report's, and the other
+// way round (a "depends" row the report has is quoted).
+void check_quotes_verdicts(const std::string& heading, const std::string& report_file) {
   const std::string page = read_text(kDocsDir + "/depth-study.md");
-  const std::string report = read_text(kDocsDir + "/depth-study/default/report.md");
-  const auto quoted = verdicts(table_after(page, "### The verdicts"), 0, 1);
+  const std::string report = read_text(kDocsDir + "/depth-study/" + report_file);
+  const auto quoted = verdicts(table_after(page, heading), 0, 1);
   const auto measured = verdicts(table_after(report, "## Verdicts at a glance"), 0, 1);
   CHECK(quoted.size() == 11);
   for (const auto& [claim, words] : measured) {
-    INFO("claim " << claim);
+    INFO(report_file << ", claim " << claim);
     const auto page_words = quoted.find(claim);
     REQUIRE(page_words != quoted.end());
     CHECK(std::vector<std::string>(page_words->second.begin(), page_words->second.end()) ==
           std::vector<std::string>(words.begin(), words.end()));
   }
 }
+
+}  // namespace
+
+TEST_CASE("docs/depth-study.md quotes the verdicts of the committed default run", "[docs]") {
+  check_quotes_verdicts("### The verdicts", "default/report.md");
+}
+
+TEST_CASE("docs/depth-study.md quotes the verdicts and the plan of the committed full run", "[docs]") {
+  check_quotes_verdicts("### What the full study measured", "full/report.md");
+  const std::string page = read_text(kDocsDir + "/depth-study.md");
+  const std::string report = read_text(kDocsDir + "/depth-study/full/report.md");
+  CHECK(report.find("--d-model 64 --heads 4 --seq-len 32") != std::string::npos);
+  CHECK(report.find("--steps 4000") != std::string::npos);
+  CHECK(report.find("--seeds 1,2,3,4,5") != std::string::npos);
+  CHECK(page.find("d_model 64, 4,000 steps of 16 × 32 tokens") != std::string::npos);
+  // the runs the page counts and the process-seconds it quotes
+  std::smatch runs, seconds;
+  REQUIRE(std::regex_search(report, runs, std::regex(R"(resumed (\d+) of the (\d+) runs)")));
+  CHECK(page.find("with the " + runs[2].str() + " records") != std::string::npos);
+  REQUIRE(std::regex_search(report, seconds, std::regex(R"(over every sitting, ([0-9.e+]+) process-seconds)")));
+  CHECK(std::lround(std::stod(seconds[1].str()) / 10) * 10 == 39250);
+  CHECK(page.find("39,250 process-seconds") != std::string::npos);
+}
+
 
 TEST_CASE("docs/depth-study.md quotes the committed default run's time and plan", "[docs]") {
   const std::string page = read_text(kDocsDir + "/depth-study.md");

@@ -26,6 +26,14 @@ if [ "$kept" -lt "$total" ]; then
     { echo "FAIL: no 'resuming: $kept of the $total' line"; grep resum "$dir/resumed.out"; exit 1; }
 fi
 bash "$here/depth_study_same_records.sh" "$straight" "$dir/out" || { echo "FAIL: resumed after a kill: other records"; exit 1; }
+# its report's time table: the shares of the runs' own clocks over both sittings, none negative
+if [ "$kept" -gt 0 ]; then
+  grep -q "The plan ran in several sittings; this last one resumed $kept of the $total runs" "$dir/out/report.md" ||
+    { echo "FAIL: the resumed report's time table does not say it ran in several sittings"; exit 1; }
+fi
+if sed -n '/^## Where the time goes/,/^## /p' "$dir/out/report.md" | grep -qE '\| -[0-9]'; then
+  echo "FAIL: a negative figure in the resumed report's time table"; exit 1
+fi
 
 # 2. every other record removed: exactly those runs again
 ls "$dir/out/records"/*.bin | awk 'NR % 2 == 0' | xargs rm -f

@@ -33,10 +33,16 @@ void setup_section(Writer& w) {
   const SetupInfo& i = w.r.info;
   auto& d = w.doc();
   d.heading("Setup");
+  // A resumed plan's last sitting is not the run: say what it was (time_section gives the runs' own time).
+  const std::string took =
+      i.resumed_runs == 0
+          ? "the whole run took " + tapegrad::training::clock_str(i.seconds)
+          : "the plan ran in several sittings, the last of which resumed " + std::to_string(i.resumed_runs) + " of the " +
+                std::to_string(i.runs) + " runs from the records and took " + tapegrad::training::clock_str(i.seconds);
   d.bullets({
-      "Machine: " + study::machine_line() + "; the whole run took " + tapegrad::training::clock_str(i.seconds) +
-          torch_time(w.r.torch, ", of which the PyTorch twin ") + "; load average " + i.load_start + " at the start, " +
-          i.load_end + " at the end.",
+      "Machine: " + study::machine_line() + "; " + took + torch_time(w.r.torch, ", of which the PyTorch twin ") +
+          "; load average " + i.load_start + " at the start, " + i.load_end + " at the end" +
+          (i.resumed_runs == 0 ? "." : " of that sitting."),
       "Data: " + i.data + "; " + i.tokenizer + " tokenizer, " + std::to_string(i.vocab_size) + " tokens; " +
           std::to_string(i.train_tokens) + " train / " + std::to_string(i.val_tokens) + " validation tokens.",
       "Models: decoder-only transformer LMs, d_model " + std::to_string(s.shape.d_model) + ", " +
@@ -63,7 +69,10 @@ void setup_section(Writer& w) {
 // the wall time of the plan times the processes. The harness ratio is the plan's process-time
 // per LM block-step over the steps' own time per block-step: what everything but the training
 // steps adds (the runs at initialization, building the models, validation, the skip analysis,
-// starting the processes and waiting for the last).
+// starting the processes and waiting for the last). A plan that ran in several sittings has
+// the runs' clocks of every sitting but the wall time of the last only, so the shares are then
+// of the runs' own time, and the time between runs, not recorded, is left out rather than
+// shown as a difference that would come out negative.
 void time_section(Writer& w) {
   const SetupInfo& i = w.r.info;
   double steps = 0, rest = 0, profile = 0, translate = 0, block_steps = 0;
@@ -76,27 +85,37 @@ void time_section(Writer& w) {
   }
   for (const ProfileRecord& p : w.r.profile) profile += p.seconds;
   for (const TranslateRecord& t : w.r.translate) translate += t.seconds;
+  const bool one_sitting = i.resumed_runs == 0;
   const double process_time = i.plan_seconds * static_cast<double>(i.processes);
-  const double other = process_time - steps - rest - profile - translate;
+  const double total = one_sitting ? process_time : steps + rest + profile + translate;
   w.doc().heading("Where the time goes");
   study::Table t({"what", "process-seconds", "share"});
-  auto row = [&](const std::string& what, double v) { t.add({what, fmt(v, 4), fmt(100 * v / process_time, 3) + "%"}); };
+  auto row = [&](const std::string& what, double v) { t.add({what, fmt(v, 4), fmt(100 * v / total, 3) + "%"}); };
   row("LM training steps (batch, forward, cross-entropy, backward, clipping, AdamW)", steps);
   row("the rest of the LM runs (the optimizer, validation, the snapshot and skip analysis at the skip depth)", rest);
   row("the runs at initialization (profile)", profile);
   row("translation runs", translate);
-  row("building the LM models, starting the processes, reading the records, waiting for the last process", other);
-  w.doc().table(t, "The plan took " + tapegrad::training::clock_str(i.plan_seconds) + " in " + std::to_string(i.processes) +
-                       " process(es): " + fmt(process_time, 4) + " process-seconds, each run timed by its own clock.");
-  const double ratio = (process_time - translate) / steps;
+  if (one_sitting) {
+    row("building the LM models, starting the processes, reading the records, waiting for the last process",
+        process_time - steps - rest - profile - translate);
+    w.doc().table(t, "The plan took " + tapegrad::training::clock_str(i.plan_seconds) + " in " + std::to_string(i.processes) +
+                         " process(es): " + fmt(process_time, 4) + " process-seconds, each run timed by its own clock.");
+  } else {
+    w.doc().table(t, "The plan ran in several sittings; this last one resumed " + std::to_string(i.resumed_runs) + " of the " +
+                         std::to_string(i.runs) + " runs from the records and took " + tapegrad::training::clock_str(i.plan_seconds) +
+                         ". The shares are of the runs' own clocks over every sitting, " + fmt(total, 4) +
+                         " process-seconds; the time between runs was not recorded in the earlier sittings.");
+  }
   std::string text = "LM block-steps trained: " + fmt(block_steps, 4) + ". Per block-step the training steps took " +
-                     fmt(1e3 * steps / block_steps, 3) + " ms and the LM part of the plan " +
-                     fmt(1e3 * (process_time - translate) / block_steps, 3) + " ms of process time: the harness costs ×" +
-                     fmt(ratio, 3) + " the steps alone.";
-  if (i.resumed_runs > 0)
-    text += " This sitting resumed " + std::to_string(i.resumed_runs) + " of the " + std::to_string(i.runs) +
-            " runs from the records of earlier ones, whose time is counted above but not in this sitting's wall time: "
-            "the ratio holds for a run without resumed records only.";
+                     fmt(1e3 * steps / block_steps, 3) + " ms";
+  if (one_sitting) {
+    text += " and the LM part of the plan " + fmt(1e3 * (process_time - translate) / block_steps, 3) +
+            " ms of process time: the harness costs ×" + fmt((process_time - translate) / steps, 3) + " the steps alone.";
+  } else {
+    text += " and the LM runs " + fmt(1e3 * (steps + rest + profile) / block_steps, 3) + " ms of their own time (×" +
+            fmt((steps + rest + profile) / steps, 3) + " the steps alone); the harness's share between the runs needs a "
+            "plan run in one sitting.";
+  }
   w.doc().paragraph(text);
 }
 

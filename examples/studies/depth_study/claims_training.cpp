@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <tuple>
 
 #include "common/study.hpp"
 
@@ -156,7 +158,11 @@ void claim_6(Writer& w) {
     c.series.push_back(se);
     std::vector<double> best;
     std::vector<std::string> text;
-    for (auto seed : s.seeds) best.push_back(best_lr(w.r, s, p, seed)), text.push_back(fmt(best.back(), 3));
+    for (auto seed : s.seeds) {
+      best.push_back(best_lr(w.r, s, p, seed));
+      const int edge = best_lr_edge(w.r, s, p, seed);  // at an end of the sweep the best is a bound
+      text.push_back((edge > 0 ? "≥ " : edge < 0 ? "≤ " : "") + fmt(best.back(), 3));
+    }
     t.add({label(p), study::join(text), fmt_stat(stat_of(best))});
   }
   if (s.lr_sweep.empty() || !has(s.lr_placements, "pre") || !has(s.lr_placements, "post")) {
@@ -181,8 +187,42 @@ void claim_6(Writer& w) {
   w.doc().paragraph("The verdict takes the 95% interval of the ratio Pre-LN / Post-LN of the best learning rates, seed "
                     "by seed, from the paired t-interval of their logarithms: supported when it lies above 1 and reaches "
                     "into 1.2–1.3; not supported below 1, inside 1/1.1–1.1 (no difference of even 10%), or above 1 but "
-                    "outside 1.2–1.3; inconclusive otherwise.");
+                    "outside 1.2–1.3; inconclusive otherwise. A best lr at an end of the sweep (≥, ≤ above) is a bound, "
+                    "and makes the ratio one: the verdict then rests on what the bound settles.");
+  // A best lr at an end of the sweep is a bound, and so is the ratio: Pre-LN's at the top or
+  // Post-LN's at the bottom make the true ratio at least the measured one (at_least), the other
+  // two ends at most (at_most). The interval of a bound settles only what the bound settles.
+  bool at_least = false, at_most = false;
+  std::map<std::string, int> top, bottom;  // placement -> seeds whose best is at the sweep's highest / lowest lr
+  for (auto seed : s.seeds) {
+    const int e_pre = best_lr_edge(w.r, s, "pre", seed), e_post = best_lr_edge(w.r, s, "post", seed);
+    top["Pre-LN"] += e_pre > 0, top["Post-LN"] += e_post > 0, bottom["Pre-LN"] += e_pre < 0, bottom["Post-LN"] += e_post < 0;
+    at_least = at_least || e_pre > 0 || e_post < 0;
+    at_most = at_most || e_pre < 0 || e_post > 0;
+  }
+  std::vector<std::string> parts;
+  const auto [lowest, highest] = std::minmax_element(s.lr_sweep.begin(), s.lr_sweep.end());
+  for (const auto& [where, counts, lr] : {std::tuple{"highest", &top, *highest}, std::tuple{"lowest", &bottom, *lowest}})
+    for (const auto& [placement, n] : *counts)
+      if (n > 0)
+        parts.push_back(placement + "'s at the sweep's " + where + " lr, " + fmt(lr) + ", for " + std::to_string(n) + " of " +
+                        std::to_string(s.seeds.size()) + " seeds");
+  const std::string ends = "each best lr at an end of the sweep a bound (" + study::join(parts, "; ") + ")";
   if (q.n == 0) w.verdict(Verdict::not_measured, "Pre-LN or Post-LN diverged at every learning rate of the sweep for every seed.");
+  else if (at_least && at_most)
+    w.verdict(Verdict::not_measured, "inconclusive: " + what + ": " + fmt_interval(q) + ", " + ends +
+                                         ", bounding the ratio in both directions: a wider --lr-sweep would settle it.");
+  else if (at_least && q.low <= 1.3)
+    w.verdict(Verdict::not_measured, "inconclusive: " + what + " is at least " + fmt_interval(q) + ", " + ends +
+                                         ": the ratio may be larger; a --lr-sweep reaching further would settle it.");
+  else if (at_least)
+    w.verdict(Verdict::not_supported, what + ": at least " + fmt_interval(q) + " (" + ends +
+                                          "): Pre-LN needs a higher lr, but more than 30% higher.");
+  else if (at_most && q.high >= 1.2)
+    w.verdict(Verdict::not_measured, "inconclusive: " + what + " is at most " + fmt_interval(q) + ", " + ends +
+                                         ": a --lr-sweep reaching further would settle it.");
+  else if (at_most)
+    w.verdict(Verdict::not_supported, what + ": at most " + fmt_interval(q) + ": less than 20% higher, if higher at all.");
   else if (judge(q, 1, 0.1) == Call::supported && (q.high < 1.2 || q.low > 1.3))
     w.verdict(Verdict::not_supported, what + ": " + fmt_interval(q) + ": Pre-LN needs a higher lr, but " +
                                           (q.high < 1.2 ? "less than 20% higher." : "more than 30% higher."));

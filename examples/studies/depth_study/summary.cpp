@@ -247,17 +247,35 @@ std::int64_t deepest_trainable(const Results& r, const Settings& s, const std::s
   return deepest;
 }
 
-double best_lr(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
+namespace {
+// One placement and seed's lr sweep: log(lr) and the validation loss (∞ where it diverged),
+// and the index of the lowest loss (npos when there is no finite one).
+struct Sweep {
   std::vector<double> lrs, losses;
+  std::size_t best = std::string::npos;
+};
+
+Sweep sweep_of(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
+  Sweep w;
   for (double lr : s.lr_sweep)
     for (auto* t : runs_of(r, "lr", placement, s.lr_depth, lr, s.setup))
       if (t->seed == seed) {
-        lrs.push_back(std::log(lr));
-        losses.push_back(t->outcome == "diverged" ? INFINITY : t->train.val_loss);
+        w.lrs.push_back(std::log(lr));
+        w.losses.push_back(t->outcome == "diverged" ? INFINITY : t->train.val_loss);
       }
-  if (lrs.empty()) return NAN;
-  const std::size_t b = static_cast<std::size_t>(std::min_element(losses.begin(), losses.end()) - losses.begin());
-  if (!std::isfinite(losses[b])) return NAN;
+  if (w.lrs.empty()) return w;
+  const auto b = static_cast<std::size_t>(std::min_element(w.losses.begin(), w.losses.end()) - w.losses.begin());
+  if (std::isfinite(w.losses[b])) w.best = b;
+  return w;
+}
+}  // namespace
+
+double best_lr(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
+  const Sweep w = sweep_of(r, s, placement, seed);
+  if (w.best == std::string::npos) return NAN;
+  const std::size_t b = w.best;
+  const auto& lrs = w.lrs;
+  const auto& losses = w.losses;
   if (b == 0 || b + 1 == lrs.size() || !std::isfinite(losses[b - 1]) || !std::isfinite(losses[b + 1]))
     return std::exp(lrs[b]);
   // The vertex of the parabola through (x0, y0), (x1, y1), (x2, y2).
@@ -266,6 +284,16 @@ double best_lr(const Results& r, const Settings& s, const std::string& placement
   const double den = (x1 - x0) * (y1 - y2) - (x1 - x2) * (y1 - y0);
   if (den == 0) return std::exp(x1);
   return std::exp(std::clamp(x1 - 0.5 * num / den, x0, x2));
+}
+
+int best_lr_edge(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
+  const Sweep w = sweep_of(r, s, placement, seed);
+  if (w.best == std::string::npos || w.lrs.size() < 2) return 0;
+  // the sweep's lowest and highest lr (s.lr_sweep need not be sorted)
+  const auto [lo, hi] = std::minmax_element(w.lrs.begin(), w.lrs.end());
+  if (w.lrs[w.best] == *lo) return -1;
+  if (w.lrs[w.best] == *hi) return 1;
+  return 0;
 }
 
 }  // namespace depth_study

@@ -138,5 +138,8 @@ std::int64_t deepest_trainable(const Results& r, const Settings& s, const std::s
 // placement and seed: the vertex of a parabola through the best point and its neighbours in
 // log(lr) (the best point itself at the ends of the sweep); NaN when every run diverged.
 double best_lr(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed);
+// Where best_lr sits in the sweep: −1 at its lowest learning rate, +1 at its highest (the best
+// is then only a bound: the loss may fall further beyond the sweep), 0 inside it or undefined.
+int best_lr_edge(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed);
 
 }  // namespace depth_study
