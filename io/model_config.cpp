@@ -108,7 +108,8 @@ std::int64_t version_of_field(const std::string& name) {
   static const std::set<std::string> version_3 = {"scheme",           "dwa_dilation",    "dwa_period",
                                                   "value_lambda1",    "value_lambda2",   "value_lambda_learnable",
                                                   "norm_alpha0_attn", "norm_alpha0_ffn", "norm_alpha0_final"};
-  static const std::set<std::string> version_4 = {"branch_depth_exponent", "branch_base_depth"};
+  static const std::set<std::string> version_4 = {"branch_depth_exponent", "branch_base_depth", "embed_scale",
+                                                  "embed_scale_learnable"};
   if (version_4.count(name)) return 4;
   return version_3.count(name) ? 3 : version_2.count(name) ? 2 : 1;
 }

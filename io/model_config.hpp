@@ -36,7 +36,8 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 //      (dyt, derf) by role: block.norm_alpha0_attn, norm_alpha0_ffn, norm_alpha0_final (absent
 //      from older files, whose norms had no α: 1)
 //   4  the depth parametrization's block.branch_depth_exponent and branch_base_depth (absent
-//      from older files: 0 and 1, the standard parametrization their models ran)
+//      from older files: 0 and 1, the standard parametrization their models ran); the token
+//      embedding's multiplier embed_scale and embed_scale_learnable (absent: 1, fixed)
 inline constexpr std::int64_t kModelConfigVersion = 4;
 
 // The "config.*" entries of a model.

@@ -21,6 +21,10 @@ void TransformerLMConfig::validate() const {
   if (!norm.conditional && n_classes > 0)
     throw ValueError("TransformerLMConfig: n_classes = " + std::to_string(n_classes) + " needs a conditional norm (" +
                      name_list_if(norm_registry(), [](const NormInfo& n) { return n.conditional; }) + "), got " + norm.name);
+  if (!(embed_scale > 0) || !std::isfinite(embed_scale))
+    throw ValueError("TransformerLMConfig: embed_scale must be a positive number (1: none; √d_model = " +
+                     number_str(std::sqrt(static_cast<double>(block.d_model))) + " for this width), got " +
+                     number_str(embed_scale));
   block_config().validate();
   stream.validate();
 }
@@ -47,6 +51,7 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   stream = register_module("stream", stream_info(c.stream.scheme).make(StreamBuild{c.stream, c.n_layers, b}));
   if (placement_info(b.placement).final_norm)
     final_norm = register_module("final_norm", make_final_norm(b.norm, b.norm_spec(NormRole::final)));
+  if (c.embed_scale_learnable) embed_scale = register_parameter("embed_scale", full({}, c.embed_scale, b.dtype));
   if (!c.tie_weights)
     lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions(b.d_model, c.vocab_size).bias(false).dtype(b.dtype)));
 
@@ -86,6 +91,8 @@ Tensor TransformerLM::run(const Tensor& tokens, const Tensor& classes, KVCache* 
     ctx.cond = cond_emb->forward(classes);
   }
   Tensor h = tok_emb->forward(tokens);  // (B, T, C)
+  if (embed_scale.defined()) h = mul(h, embed_scale);
+  else if (config.embed_scale != 1.0) h = mul(h, config.embed_scale);
   if (pos_emb)  // + (T, C) of positions start .. start + T − 1; rope: in attention
     h = add(h, pos_emb->forward(start == 0 ? arange(T, DType::int64)
                                            : arange(static_cast<double>(start), static_cast<double>(start + T), 1.0,

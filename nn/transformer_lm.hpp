@@ -1,6 +1,6 @@
 // transformer_lm.hpp — a decoder-only language model (GPT-style):
 //
-//   h0 = tok_emb[tokens] + pos_emb[0..T-1]            (B, T, C)
+//   h0 = s·tok_emb[tokens] + pos_emb[0..T-1]          (B, T, C); s = embed_scale, 1 by default
 //   h_l = block_l(h_{l-1})  for l = 1..L               causal self-attention + FFN
 //   logits = lm_head(final_norm(h_L))                  (B, T, V); final_norm when the
 //                                                      placement asks for one (Pre-LN)
@@ -36,6 +36,14 @@ struct TransformerLMConfig {
   std::optional<bool> b2t_scaling;
   std::int64_t n_classes = 0;  // > 0: conditional model (block.norm adaln or adaln_zero)
   StreamConfig stream;         // how the blocks join across the depth (nn/stream/); plain by default
+  // s, the token embedding's multiplier: h0 = s·E[tokens] (+ positions). 1 (none) by default;
+  // √d_model is Gemma's constant (Gemma Team 2024) and, learned from √d_model, what the DyT
+  // paper adds to its LLaMA models (Zhu et al. 2025, "Transformers without Normalization",
+  // arXiv 2503.10622): without a norm at the bottom of the stack, N(0, 0.02) embeddings are
+  // too small for tanh(αx) to pass on. embed_scale_learnable makes s a parameter
+  // ("embed_scale", 0-d, outside weight decay) that starts at embed_scale.
+  double embed_scale = 1.0;
+  bool embed_scale_learnable = false;
 
   // Throws ValueError naming the first invalid setting.
   void validate() const;
@@ -55,6 +63,8 @@ struct TransformerLMConfig {
     f("b2t_scaling", self.b2t_scaling);
     f("n_classes", self.n_classes);
     f("stream", self.stream);  // model config version 3 (older files: the plain stream)
+    f("embed_scale", self.embed_scale);  // model config version 4 (older files: 1, fixed)
+    f("embed_scale_learnable", self.embed_scale_learnable);
   }
 };
 
@@ -94,6 +104,7 @@ class TransformerLM : public Module {
   std::shared_ptr<ResidualStream> stream;  // runs the blocks (config.stream); its parameters under "stream."
   std::shared_ptr<Norm> final_norm;    // when the placement asks for one (pre)
   std::shared_ptr<Linear> lm_head;     // untied only
+  Tensor embed_scale;                  // s when config.embed_scale_learnable (0-d); undefined otherwise
 
  private:
   // forward's body; with a cache, positions start at its length and the blocks extend it.

@@ -115,6 +115,11 @@ Options::Options()
              "0.5 depth-muP, 1 CompleteP)", "block.branch_depth_exponent")->check(cli::range(0.0, 1.0));
   model_flag("--branch-base-depth", s.branch_base_depth, "with --branch-depth-exponent: L_base, the depth whose "
              "tuned --lr should transfer", "block.branch_base_depth")->check(cli::positive);
+  model_flag("--embed-scale", s.embed_scale, "the token embedding's multiplier s: h0 = s·E[tokens] (1: none; "
+             "√d-model as Gemma and the DyT paper's LLaMA, e.g. 11.3137 for --d-model 128)", "embed_scale")
+      ->check(cli::positive);
+  model_flag("--embed-scale-learnable", s.embed_scale_learnable, "1 to learn s, starting at --embed-scale",
+             "embed_scale_learnable")->check(cli::range(0, 1));
   model_flag("--dropout", s.dropout, "dropout on sublayer outputs", "block.dropout")->check(cli::range(0.0, 0.99));
   model_flag("--init", s.init, "gpt2, gpt2-unscaled, pytorch or xavier", "init")->check(CLI::IsMember({"gpt2", "gpt2-unscaled", "pytorch", "xavier"}));
   run_flag("--batch", s.batch, "sequences per step B")->check(cli::positive);
@@ -222,6 +227,8 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   config.block.dropout = s.dropout;
   config.block.branch_depth_exponent = s.branch_depth_exponent;
   config.block.branch_base_depth = s.branch_base_depth;
+  config.embed_scale = s.embed_scale;
+  config.embed_scale_learnable = s.embed_scale_learnable != 0;
   config.init = nn::init_scheme_from_name(s.init);
   return config;
 }

@@ -36,6 +36,8 @@ struct Settings {
   double residual_scale = 1.0, dropout = 0.0;
   double branch_depth_exponent = 0.0;  // the depth parametrization (Depth-μP ½, CompleteP 1) and its base depth
   std::int64_t branch_base_depth = 1;
+  double embed_scale = 1.0;              // the token embedding's multiplier s, learned with embed_scale_learnable
+  std::int64_t embed_scale_learnable = 0;
   std::string stream = "plain";  // the residual stream's scheme (nn/stream/) and its settings
   std::int64_t dwa_dilation = 1, dwa_period = 1, value_lambda_learnable = 0;
   double value_lambda1 = 0.5, value_lambda2 = 0.5;

@@ -314,7 +314,7 @@ TEST_CASE("model config: the point-wise norms' α at init round-trips, and older
                           Contains("norm_alpha0_attn = 0.5 does not apply to norm layernorm"));
 }
 
-TEST_CASE("model config: the depth parametrization round-trips, and version-3 files load as the standard one", "[io][model_config][depth_mup]") {
+TEST_CASE("model config: the depth parametrization round-trips, and version-3 files load without it or an embedding scale", "[io][model_config][depth_mup]") {
   ScratchDir dir;
   nn::TransformerLMConfig c = tapegrad::testing::tiny_lm();
   c.block.branch_depth_exponent = 0.5;
@@ -325,15 +325,17 @@ TEST_CASE("model config: the depth parametrization round-trips, and version-3 fi
   CHECK(loaded->config == c);
   const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {1, 6}, DType::int64);
   CHECK(max_abs_diff(loaded->forward(tokens), model.forward(tokens)) == 0);
-  // Version 4 added block.branch_depth_exponent and branch_base_depth: a version-3 file has
-  // neither and rebuilds with m = 1, the model it was trained as.
+  // Version 4 added block.branch_depth_exponent, branch_base_depth, embed_scale and
+  // embed_scale_learnable: a version-3 file has none and rebuilds with m = 1 and s = 1, the
+  // model it was trained as.
   const nn::TransformerLMConfig standard = tapegrad::testing::tiny_lm();
   io::Metadata v3;
   for (const auto& [key, value] : io::config_metadata(standard)) {
     if (key == "config.version") v3.emplace_back(key, std::int64_t{3});
-    else if (key.find("branch_") == std::string::npos) v3.emplace_back(key, value);
+    else if (key.find("branch_") == std::string::npos && key.find("embed_scale") == std::string::npos)
+      v3.emplace_back(key, value);
   }
-  REQUIRE(v3.size() == io::config_metadata(standard).size() - 2);
+  REQUIRE(v3.size() == io::config_metadata(standard).size() - 4);
   CHECK(io::lm_config_from(with_config(v3), "v3.tgc") == standard);
   // in a version-4 file they are required
   io::Metadata v4_missing;
