@@ -64,6 +64,20 @@ inline void write_bytes(const std::string& path, const std::string& bytes) {
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
+// A TransformerLM (vocab >= 5, max_seq_len >= 3) saved with io::save_model and loaded back:
+// the same config, and bit for bit the same logits on two sequences of three tokens. A macro,
+// so that a failure names the test's line.
+#define CHECK_LM_FILE_ROUND_TRIP(lm)                                                                    \
+  do {                                                                                                  \
+    ::tapegrad::testing::ScratchDir rt_dir_;                                                            \
+    ::tapegrad::io::save_model((lm), rt_dir_.file("lm.tgc"));                                          \
+    const auto rt_loaded_ = ::tapegrad::io::load_model<::tapegrad::nn::TransformerLM>(rt_dir_.file("lm.tgc")); \
+    CHECK(rt_loaded_->config == (lm).config);                                                          \
+    const ::tapegrad::Tensor rt_tokens_ =                                                               \
+        ::tapegrad::tensor({1, 2, 3, 4, 0, 1}, {2, 3}, ::tapegrad::DType::int64);                      \
+    CHECK(::tapegrad::testing::same_bits(rt_loaded_->forward(rt_tokens_), (lm).forward(rt_tokens_)));  \
+  } while (0)
+
 // The model of tests/reference/make_safetensors_reference.py: Linear(3, 4), LayerNorm(4),
 // Linear(4, 2), named "0.weight" ... "2.bias". Parameters start at N(0, 1) values from seed.
 inline std::shared_ptr<nn::Sequential> small_model(std::uint64_t seed = 1) {

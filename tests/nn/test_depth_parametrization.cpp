@@ -65,12 +65,7 @@ TEST_CASE("Depth parametrization: an LM passes a float64 gradcheck, and files ke
   nn::TransformerLM lm(c);
   randomize_parameters_(lm, 7, 0.5);
   CHECK_LM_GRADCHECK(lm, 8);
-  ScratchDir dir;
-  io::save_model(lm, dir.file("deep.tgc"));
-  const auto loaded = io::load_model<nn::TransformerLM>(dir.file("deep.tgc"));
-  CHECK(loaded->config == c);
-  const Tensor tokens = tensor({1, 2, 3, 4, 0, 1}, {2, 3}, DType::int64);
-  CHECK_CLOSE(loaded->forward(tokens), lm.forward(tokens), 0.0);
+  CHECK_LM_FILE_ROUND_TRIP(lm);
 }
 
 TEST_CASE("Depth parametrization: refused where a norm would undo it, and out of range", "[residual][depth_mup][errors]") {
