@@ -114,4 +114,8 @@ TEST_CASE("depth_scaled_groups: the blocks' lr times r^(α−1), every ε times 
   REQUIRE(groups.size() == 2);
   CHECK(groups[0].options.lr() == 1e-2);
   CHECK(groups[0].options.eps() == 1e-8);
+  // a stack of no block has no depth to scale by: refused, naming it
+  nn::TransformerLM empty(deep_lm(1.0, 0));
+  REQUIRE_THROWS_WITH(optim::depth_scaled_groups(empty, optim::AdamOptions(1e-2)),
+                      Contains("depth_scaled_groups: the model has no block") && Contains("n_layers = 0"));
 }
