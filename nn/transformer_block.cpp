@@ -144,9 +144,12 @@ Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& contex
   Tensor x = input;
   BlockContext ctx = context;
   ForwardCall call(*this, {&x, &ctx.key_padding_mask, &ctx.memory, &ctx.memory_padding_mask, &ctx.cond});
-  if (x.dim() != 3 || x.size(2) != config.d_model)
+  if (!ctx.formula && (x.dim() != 3 || x.size(2) != config.d_model))
     throw ShapeError("TransformerBlock: input must be (B, T, d_model = " + std::to_string(config.d_model) + "), got " +
                      shape_str(x.shape()));
+  if (ctx.formula && (x.dim() < 3 || x.size(-1) != config.d_model))
+    throw ShapeError("TransformerBlock: the stream's formula needs an input of at least 3 dims ending in d_model = " +
+                     std::to_string(config.d_model) + ", got " + shape_str(x.shape()));
   if (config.cross_attention && !ctx.memory.defined())
     throw ValueError("TransformerBlock: cross-attention needs ctx.memory (the encoder output)");
   if (modulation && (!ctx.cond.defined() || ctx.cond.dim() != 2 || ctx.cond.size(1) != config.cond_dim))
@@ -155,12 +158,13 @@ Tensor TransformerBlock::forward(const Tensor& input, const BlockContext& contex
                      (ctx.cond.defined() ? shape_str(ctx.cond.shape()) : std::string("none")));
   // A cached step runs without grad: there is nothing to checkpoint.
   if (!checkpoint_activations || ctx.kv_cache) return call.output(compute(x, ctx));
-  if (ctx.values)  // the recomputed block would lose what the callback shares with other blocks
-    throw ValueError("TransformerBlock: activation checkpointing recomputes a block alone, but ctx.values (a stream "
-                     "that mixes values across blocks, as value_residual) reaches outside it; turn one of them off");
+  if (ctx.values || ctx.formula)  // the recomputed block would lose what the callback shares with other blocks
+    throw ValueError(std::string("TransformerBlock: activation checkpointing recomputes a block alone, but ctx.") +
+                     (ctx.values ? "values" : "formula") + " (a stream scheme that joins blocks inside them, as " +
+                     (ctx.values ? "value_residual" : "hyper_connections") + ") reaches outside it; turn one of them off");
   // Keep the inputs only; the backward runs compute() again (autograd/checkpoint.hpp).
   const CheckpointFn block = [this](const TensorList& in) {
-    return compute(in[0], {in[1], in[2], in[3], in[4], nullptr, {}});
+    return compute(in[0], {in[1], in[2], in[3], in[4], nullptr, {}, {}});
   };
   return call.output(checkpoint(block, {x, ctx.key_padding_mask, ctx.memory, ctx.memory_padding_mask, ctx.cond}));
 }
@@ -179,7 +183,7 @@ Tensor TransformerBlock::compute(const Tensor& x, const BlockContext& ctx) {
     F.cross = Sublayer([&](const Tensor& h) { return cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); },
                        *cross_residual, cond[1]);
   F.ffn = Sublayer([&](const Tensor& h) { return ffn->forward(h); }, *ffn_residual, cond.back());
-  return formula_->forward(x, F);
+  return ctx.formula ? ctx.formula(x, F) : formula_->forward(x, F);
 }
 
 std::string TransformerBlock::extra_repr() const {

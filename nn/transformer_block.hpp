@@ -125,6 +125,11 @@ struct BlockContext {
   // The stream's hand in the self-attention's values (nn/stream/value_residual.cpp): v ->
   // what the heads attend to. Empty: the values as they are.
   std::function<Tensor(const Tensor&)> values;
+  // The stream's own formula for this block, in place of its placement's (schemes that join
+  // each sublayer to more than one tensor: nn/stream/hyper_connections.cpp). It gets what the
+  // stream passes as x, whose last dim is d_model (Hyper-Connections: the n streams (B, T, n,
+  // C)), and the block's sublayers. Empty: the placement's formula, on x (B, T, C).
+  std::function<Tensor(const Tensor& x, const BlockSublayers& F)> formula;
 };
 
 class TransformerBlock : public Module {

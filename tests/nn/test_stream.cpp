@@ -309,3 +309,38 @@ TEST_CASE("The stream hooks see what the next block reads: the logit lens of a D
   (void)lm.forward(tokens);
   CHECK(calls == 4);
 }
+
+TEST_CASE("A stream's own block formula replaces the placement's, on an input of any leading shape", "[stream]") {
+  manual_seed(61);
+  nn::TransformerLM lm(lm_config("plain"));
+  randomize_parameters_(lm, 62, 0.5);
+  nn::TransformerBlock& b = block(lm, 0);
+  const Tensor x = randn({2, 3, 8}, f64);
+  SECTION("Pre-LN written as the stream's formula gives the block's own output") {
+    nn::BlockContext ctx;
+    ctx.formula = [](const Tensor& h, const nn::BlockSublayers& F) {
+      const Tensor y = h + F.attn(F.attn.N(h));
+      return y + F.ffn(F.ffn.N(y));
+    };
+    CHECK_CLOSE(b.forward(x, ctx), b.forward(x), 0.0);
+  }
+  SECTION("the formula gets the stream as the scheme passes it: here two copies side by side") {
+    nn::BlockContext ctx;
+    Shape seen;
+    ctx.formula = [&](const Tensor& h, const nn::BlockSublayers&) {
+      seen = h.shape();
+      return h;
+    };
+    const Tensor two = stack({x, x}, 2);  // (B, T, 2, C)
+    CHECK_CLOSE(b.forward(two, ctx), two, 0.0);
+    CHECK(seen == Shape{2, 3, 2, 8});
+    REQUIRE_THROWS_WITH(b.forward(randn({2, 3, 2, 5}, f64), ctx), Contains("ending in d_model = 8") && Contains("[2, 3, 2, 5]"));
+    REQUIRE_THROWS_WITH(b.forward(two), Contains("must be (B, T, d_model = 8)"));
+  }
+  SECTION("activation checkpointing, which recomputes the block alone, is refused with it by name") {
+    b.checkpoint_activations = true;
+    nn::BlockContext ctx;
+    ctx.formula = [](const Tensor& h, const nn::BlockSublayers&) { return h; };
+    REQUIRE_THROWS_WITH(b.forward(x.detach().requires_grad_(), ctx), Contains("ctx.formula"));
+  }
+}
