@@ -137,6 +137,7 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
     modulation->weight.fill_(0.0);  // every gate starts at 0: the block is the identity
     modulation->bias.fill_(0.0);
   }
+  if (p.block_gate) gate = register_parameter("gate", zeros({}, c.dtype));
   formula_ = p.make(c, s);
 }
 
@@ -183,6 +184,7 @@ Tensor TransformerBlock::compute(const Tensor& x, const BlockContext& ctx) {
     F.cross = Sublayer([&](const Tensor& h) { return cross_attn->forward_cross(h, ctx.memory, ctx.memory_padding_mask); },
                        *cross_residual, cond[1]);
   F.ffn = Sublayer([&](const Tensor& h) { return ffn->forward(h); }, *ffn_residual, cond.back());
+  F.gate = gate;
   return ctx.formula ? ctx.formula(x, F) : formula_->forward(x, F);
 }
 

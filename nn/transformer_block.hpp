@@ -151,6 +151,7 @@ class TransformerBlock : public Module {
   // One per sublayer: its norm, α and ReZero gate (residual.hpp).
   std::shared_ptr<Residual> attn_residual, cross_residual, ffn_residual;
   std::shared_ptr<Linear> modulation;  // adaln_zero only: cond -> [shift, scale, gate] per sublayer
+  Tensor gate;  // the placement's block gate (GPAS's β): a 0-d parameter, 0 at init; undefined otherwise
 
   // Activation checkpointing (autograd/checkpoint.hpp): when on, forward keeps only the
   // block's inputs and the backward recomputes the block, with the same dropout masks. The

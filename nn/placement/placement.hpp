@@ -37,7 +37,7 @@ struct Placement {
   Placement(const char* n) : name(n) {}
   bool operator==(const Placement&) const = default;
   // The registered placements by name, for code that prefers a constant to a string.
-  static const Placement post, pre, b2t, deepnorm, rezero, none, peri, olmo2, mixln, lns;
+  static const Placement post, pre, b2t, deepnorm, rezero, none, peri, olmo2, mixln, lns, gpas;
 };
 inline const Placement Placement::post{"post"};
 inline const Placement Placement::pre{"pre"};
@@ -49,6 +49,7 @@ inline const Placement Placement::peri{"peri"};
 inline const Placement Placement::olmo2{"olmo2"};
 inline const Placement Placement::mixln{"mixln"};
 inline const Placement Placement::lns{"lns"};
+inline const Placement Placement::gpas{"gpas"};
 
 // Where a block sits: DeepNorm's α and β depend on the depth of its stack (and, in an
 // encoder-decoder, on both depths, N encoder and M decoder layers); Mix-LN and LayerNorm
@@ -104,6 +105,7 @@ struct BlockSublayers {
   Sublayer attn;   // self-attention (causal in decoders)
   Sublayer cross;  // attention to the encoder's output; decoder blocks of a seq2seq only
   Sublayer ffn;    // the position-wise feed-forward network
+  Tensor gate;     // the block's own 0-d gate (GPAS's β) where the placement has one (block_gate)
 };
 
 // The formula of a placement: y = block(x) from the block's sublayers.
@@ -130,6 +132,7 @@ struct PlacementInfo {
   bool norms = true;             // each sublayer has a norm
   bool output_norms = false;     // each sublayer also has a second norm N_out, on its output (Peri-LN)
   bool rezero_gates = false;     // each sublayer has a learnable scalar gate a, zero at init
+  bool block_gate = false;       // the block has one learnable scalar gate β, zero at init (GPAS)
   bool final_norm = false;       // a stack of these blocks ends with one more norm (Pre-LN)
   bool residual_scale = false;   // config.residual_scale (α) applies; elsewhere it must stay 1
   bool mix_ln_ratio = false;     // config.mix_ln_ratio (ρ) applies (Mix-LN); elsewhere it must keep its default

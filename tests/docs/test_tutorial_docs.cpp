@@ -239,10 +239,17 @@ TEST_CASE("docs/residuals.md: the newer placements build what the comments say",
 #include "../../docs/snippets/residuals_recent.inc"
   auto block = [](const std::shared_ptr<nn::TransformerLM>& m, std::int64_t i) { return m->blocks->at<nn::TransformerBlock>(i); };
   // One final norm each, an RMSNorm.
-  for (const auto& m : {peri, olmo2, mixln, lns}) {
+  for (const auto& m : {peri, olmo2, mixln, lns, gpas}) {
     REQUIRE(m->final_norm != nullptr);
     CHECK(m->final_norm->type_name() == "RMSNorm");
   }
+  // GPAS: one gate per block, blocks.l.gate, 0 at init
+  for (std::int64_t i = 0; i < 8; ++i) {
+    REQUIRE(block(gpas, i)->gate.defined());
+    CHECK(block(gpas, i)->gate.item() == 0.0);
+    CHECK(!block(lns, i)->gate.defined());
+  }
+  CHECK(io::state_dict(*gpas).contains("blocks.7.gate"));
   // Peri-LN: an output norm in every sublayer; the others have none.
   for (std::int64_t i = 0; i < 8; ++i) {
     CHECK(block(peri, i)->attn_residual->norm_out != nullptr);

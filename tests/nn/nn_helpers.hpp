@@ -68,6 +68,25 @@ inline const std::vector<std::reference_wrapper<const nn::PlacementInfo>> kLibra
   return out;
 }();
 
+// Finite differences see through a stop-gradient; autograd, by design, does not. GPAS's
+// G(u) = u − SiLU(β)·sg(u) has the derivative (1 − SiLU(β))·I in u but the backward I, so a
+// gradcheck of a model with it can pass only where SiLU(β) = 0. This closes every block gate
+// (TransformerBlock::gate) after randomize_parameters_; the gradient of β itself, −SiLU'(0)·u,
+// is still checked. Second derivatives see the stop-gradient even there (∂²G/∂β∂u is
+// −SiLU'(β)·I, the backward's is 0): a gradgradcheck leaves the gates out of its inputs
+// (with_parameters_but_gates). tests/nn/test_gpas.cpp checks the stop-gradient at β ≠ 0 by hand.
+inline bool is_block_gate(const std::string& name) { return name == "gate" || name.ends_with(".gate"); }
+inline void close_block_gates_(nn::Module& m) {
+  NoGradGuard no_grad;
+  for (auto& [name, p] : m.named_parameters())
+    if (is_block_gate(name)) p.fill_(0.0);
+}
+inline TensorList with_parameters_but_gates(TensorList inputs, const nn::Module& m) {
+  for (const auto& [name, p] : m.named_parameters())
+    if (!is_block_gate(name)) inputs.push_back(p);
+  return inputs;
+}
+
 // A small decoder-only LM config for tests: d_model 16, 2 heads, d_ff 32.
 inline nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_seq_len = 8, std::int64_t n_layers = 2) {
   nn::TransformerLMConfig c;
@@ -77,6 +96,16 @@ inline nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_
   c.block.d_model = 16;
   c.block.n_heads = 2;
   c.block.d_ff = 32;
+  return c;
+}
+
+// The float64 LM of the tests that write a model out by hand: vocab 7, T 6, d_model 8, 2 heads,
+// d_ff 16.
+inline nn::TransformerLMConfig tiny_f64_lm(std::int64_t n_layers = 3) {
+  nn::TransformerLMConfig c = tiny_lm(7, 6, n_layers);
+  c.block.d_model = 8;
+  c.block.d_ff = 16;
+  c.block.dtype = DType::float64;
   return c;
 }
 

@@ -22,10 +22,7 @@ namespace {
 constexpr DType f64 = DType::float64;
 
 nn::TransformerLMConfig lm_config(const std::string& scheme, std::int64_t layers = 3) {
-  nn::TransformerLMConfig c = tiny_lm(7, 6, layers);
-  c.block.d_model = 8;
-  c.block.d_ff = 16;
-  c.block.dtype = f64;
+  nn::TransformerLMConfig c = tiny_f64_lm(layers);
   c.stream.scheme = scheme;
   return c;
 }
@@ -271,7 +268,7 @@ TEST_CASE("--help lists the stream schemes with their formulas", "[stream][regis
   }
 }
 
-TEST_CASE("The fuzzers' seeds hold a model file of each stream scheme and point-wise norm, and each loads",
+TEST_CASE("The fuzzers' seeds hold a model file of each stream scheme, point-wise norm and newer placement, and each loads",
           "[stream][io]") {
   const std::string dir = TAPEGRAD_SOURCE_DIR "/tests/io/corpus/seeds/checkpoint/";
   const auto dense = io::load_model<nn::TransformerLM>(dir + "model_lm_denseformer.tgc");
@@ -281,6 +278,9 @@ TEST_CASE("The fuzzers' seeds hold a model file of each stream scheme and point-
   CHECK(values->config.stream.value_lambda_learnable);
   CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_dyt.tgc")->config.block.norm.name == "dyt");
   CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_derf.tgc")->config.block.norm.name == "derf");
+  const auto gpas = io::load_model<nn::TransformerLM>(dir + "model_lm_gpas.tgc");  // and of each newer placement
+  CHECK(gpas->config.block.placement == nn::Placement::gpas);
+  CHECK(gpas->blocks->at<nn::TransformerBlock>(0)->gate.item() == 0.25);
 }
 
 TEST_CASE("The stream hooks see what the next block reads: the logit lens of a DenseFormer", "[stream][logit_lens]") {
