@@ -19,6 +19,7 @@
 #include <filesystem>
 
 #include "cli_checks.hpp"
+#include "common/char_lm.hpp"
 #include "common/report.hpp"
 
 using namespace tapegrad;
@@ -48,16 +49,7 @@ std::shared_ptr<nn::TransformerLM> train(const Settings& s, const nn::Placement&
   config.block.placement = placement;
   config.tie_weights = false;
   auto model = std::make_shared<nn::TransformerLM>(config);
-  optim::AdamW optimizer(optim::weight_decay_groups(*model, optim::AdamOptions(s.lr).weight_decay(0.1)));
-  optim::WarmupCosine schedule(optimizer, s.steps / 10, s.steps, /*floor=*/0.1);
-  Generator batches(static_cast<std::uint64_t>(s.seed));
-  for (std::int64_t step = 0; step < s.steps; ++step) {
-    schedule.apply(step);
-    const data::Batch b = stream.sample_batch(data::Split::train, kB, kT, batches);  // int64 (B, T) each
-    const Tensor loss = cross_entropy(model->forward(b.inputs).reshape({kB * kT, -1}), b.targets.reshape({kB * kT}));
-    const training::UpdateResult r = training::update(optimizer, loss, model->named_parameters(), /*clip=*/1.0);
-    if (!r.ok()) throw std::runtime_error(placement.name + " stopped at step " + std::to_string(step) + ": " + r.problem);
-  }
+  study::train_char_lm(*model, stream, s.steps, s.lr, static_cast<std::uint64_t>(s.seed), kB, kT, placement.name);
   return model;
 }
 
