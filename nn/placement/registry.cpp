@@ -10,7 +10,8 @@
 namespace tapegrad::nn {
 
 PlacementInfo post_ln_placement(), pre_ln_placement(), b2t_placement(), deepnorm_placement(), rezero_placement(),
-    no_residual_placement(), peri_ln_placement(), olmo2_placement(), mix_ln_placement(), ln_scaling_placement();
+    no_residual_placement(), peri_ln_placement(), olmo2_placement(), mix_ln_placement(), ln_scaling_placement(),
+    ngpt_placement();
 
 namespace {
 std::deque<PlacementInfo>& registry() {
@@ -25,6 +26,7 @@ std::deque<PlacementInfo>& registry() {
       olmo2_placement(),        // olmo2     x + N(F(x)), OLMo 2's reordered norm
       mix_ln_placement(),       // mixln     post in the first ⌊ρL⌋ blocks, pre in the others
       ln_scaling_placement(),   // lns       x + F(N(x)/√ℓ) in block ℓ
+      ngpt_placement(),         // ngpt      Norm(x + α ⊙ (Norm(F(x)) − x)), on the sphere
   };
   return placements;
 }
