@@ -3,7 +3,6 @@
 
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
-#include "../optim/optimizer.hpp"
 #include "attention.hpp"
 #include "embedding.hpp"
 #include "feed_forward.hpp"
@@ -43,11 +42,6 @@ void ngpt_normalize_weights(Module& model) {
       normalize_rows(lm->lm_head);  // untied only; its embeddings are visited as an Embedding
     }
   }
-}
-
-HookHandle register_ngpt_normalization(optim::Optimizer& opt, Module& model) {
-  return opt.register_step_post_hook([&model](optim::Optimizer&) { ngpt_normalize_weights(model); },
-                                     "nGPT renormalization");
 }
 
 }  // namespace tapegrad::nn

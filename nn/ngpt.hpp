@@ -9,17 +9,13 @@
 // paper's claims. A model of that placement is built with unit weights; train it with
 //
 //   optim::AdamW opt(...);
-//   nn::register_ngpt_normalization(opt, *model);   // after every step: unit rows again
+//   optim::register_ngpt_normalization(opt, *model);   // after every step: unit rows again
+// (optim/ngpt_normalization.hpp: the optimizer's layer sits above this one).
 #pragma once
 
 #include <cmath>
 
-#include "../autograd/hooks.hpp"
 #include "module.hpp"
-
-namespace tapegrad::optim {
-class Optimizer;
-}
 
 namespace tapegrad::nn {
 
@@ -56,10 +52,5 @@ inline ScaledVector ngpt_s_z(std::int64_t C) { return {1.0, 1.0 / std::sqrt(stat
 // Every module of model's tree is visited (a TransformerLM, a block, one attention); other
 // parameters (biases, norms, the scale vectors) are left as they are.
 void ngpt_normalize_weights(Module& model);
-
-// Installs ngpt_normalize_weights(model) as a post-hook of every opt.step() (labelled "nGPT
-// renormalization" in errors): the weights are back on the sphere before the next forward.
-// model must outlive the hook; the handle removes it.
-HookHandle register_ngpt_normalization(optim::Optimizer& opt, Module& model);
 
 }  // namespace tapegrad::nn

@@ -162,7 +162,7 @@ TEST_CASE("nGPT's matrices are unit along d_model at init and after every step w
       };
       step();  // without the hook the step leaves the sphere
       CHECK(worst_unit_error(parameter(lm, "blocks.0.attn.qkv.weight"), 1) > 1e-3);
-      HookHandle hook = nn::register_ngpt_normalization(opt, lm);
+      HookHandle hook = optim::register_ngpt_normalization(opt, lm);
       for (int i = 0; i < 2; ++i) step();
       for (const auto& [name, dim] : stream_matrices(lm)) {
         INFO("after a step: " << name);

@@ -62,5 +62,5 @@ TEST_CASE("An nGPT LM follows PyTorch's 20 AdamW steps with the renormalization 
           "[nn][ngpt][reference][optim]") {
   auto lm = reference_lm();
   tapegrad::testing::check_adamw_steps(*lm, ngpt_reference(), "", [&] { return loss_of(*lm); }, kTol, kDModel,
-                                       [&](optim::Optimizer& opt) { nn::register_ngpt_normalization(opt, *lm); });
+                                       [&](optim::Optimizer& opt) { optim::register_ngpt_normalization(opt, *lm); });
 }
