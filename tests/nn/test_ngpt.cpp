@@ -181,6 +181,10 @@ TEST_CASE("An nGPT LM survives a model file, and Hugging Face's exports refuse i
   CHECK_LM_FILE_ROUND_TRIP(lm);
   ScratchDir dir;
   CHECK_THROWS_AS(io::save_hf_llama(lm, dir.file("hf")), Error);
+  // the fuzzers' seed (tests/io/corpus/README.md) is one, and loads
+  const auto seed = io::load_model<nn::TransformerLM>(TAPEGRAD_SOURCE_DIR "/tests/io/corpus/seeds/checkpoint/model_lm_ngpt.tgc");
+  CHECK(seed->config.block.placement == nn::Placement::ngpt);
+  CHECK(seed->s_z.defined());
 }
 
 TEST_CASE("nGPT refuses the settings it does not go with, by name", "[nn][ngpt]") {
@@ -216,4 +220,16 @@ TEST_CASE("nGPT refuses the settings it does not go with, by name", "[nn][ngpt]"
                     Contains("n_kv_heads"));
   CHECK_THROWS_WITH(nn::FeedForward(nn::FeedForwardOptions(8, 16).ngpt(true).bias(false)), Contains("gelu"));
   CHECK_NOTHROW(nn::FeedForward(nn::FeedForwardOptions(8, 16).ngpt(true).bias(false).activation(nn::Activation::swiglu)));
+}
+
+TEST_CASE("An nGPT LM reads the same through its KV cache (s_qk after rope, the √D scale)", "[nn][ngpt][generate]") {
+  nn::TransformerLM lm(ngpt_lm());
+  randomize_parameters_(lm, 29);
+  const Tensor tokens = tensor({1, 2, 3, 4, 0, 1, 5, 6}, {2, 4}, DType::int64);
+  NoGradGuard no_grad;
+  const Tensor full = lm.forward(tokens);
+  nn::KVCache cache = lm.make_kv_cache(2, 4);
+  const Tensor first = lm.forward_cached(narrow(tokens, 1, 0, 3), cache);  // positions 0..2, then 3
+  const Tensor last = lm.forward_cached(narrow(tokens, 1, 3, 1), cache);
+  CHECK_CLOSE(cat({first, last}, 1), full, 1e-12);
 }
