@@ -179,6 +179,7 @@ TEST_CASE("An nGPT LM survives a model file, and Hugging Face's exports refuse i
   nn::TransformerLM lm(ngpt_lm());
   randomize_parameters_(lm, 23);
   CHECK_LM_FILE_ROUND_TRIP(lm);
+  CHECK(training::count_parameters(lm.config) == lm.num_parameters());  // train_lm's memory estimate counts them
   ScratchDir dir;
   CHECK_THROWS_AS(io::save_hf_llama(lm, dir.file("hf")), Error);
   // the fuzzers' seed (tests/io/corpus/README.md) is one, and loads
