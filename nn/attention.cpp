@@ -2,9 +2,11 @@
 #include "attention.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "../autograd/grad_mode.hpp"
 #include "../autograd/ops.hpp"
+#include "ngpt.hpp"
 
 namespace tapegrad::nn {
 
@@ -38,6 +40,14 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o) : Mod
   if (o.rope() && o.cross())
     throw ValueError("MultiHeadAttention: rope applies to self-attention (queries and keys of one sequence), "
                      "not to cross-attention");
+  if (o.ngpt()) {
+    const char* clash = o.cross() ? "cross-attention (it is nGPT's self-attention)"
+                        : o.bias() ? "bias (nGPT's matrices are unit vectors along d_model, with no bias)"
+                        : o.qk_norm() != QkNorm::none ? "qk_norm (ngpt normalizes q and k itself)"
+                        : o.kv_heads() != o.n_heads() ? "n_kv_heads (s_qk scales each query head and its own key head)"
+                                                      : nullptr;
+    if (clash) throw ValueError(std::string("MultiHeadAttention: ngpt does not go with ") + clash);
+  }
   const std::int64_t C = o.d_model(), kv_dim = o.kv_dim() > 0 ? o.kv_dim() : C, D = o.head_dim();
   const std::int64_t Ckv = o.kv_heads() * D;  // the width of k and of v
   auto make = [&](std::int64_t in, std::int64_t out) {
@@ -59,6 +69,7 @@ MultiHeadAttention::MultiHeadAttention(const MultiHeadAttentionOptions& o) : Mod
     q_norm = register_module("q_norm", make_norm());
     k_norm = register_module("k_norm", make_norm());
   }
+  if (o.ngpt()) s_qk = register_parameter("s_qk", full({C}, ngpt_s_qk(C).scale, o.dtype()));
   resid_drop = register_module("resid_drop", std::make_shared<Dropout>(o.resid_dropout()));
 }
 
@@ -82,17 +93,32 @@ Tensor MultiHeadAttention::prepare_qk(const Tensor& packed, std::int64_t positio
     r.rotate_heads = H + Hkv;  // q and k; v passes through
     heads = rotary_embedding(heads, r);
   }
+  if (options.ngpt()) {  // after rope, as NVIDIA/ngpt: s_qk is per dim, and rope mixes dims in pairs
+    const Tensor s = mul(s_qk, ngpt_s_qk(options.d_model()).factor()).reshape({H, options.head_dim()});  // (H, D)
+    const Tensor q = mul(s, unit_norm(narrow(heads, 2, 0, H))), k = mul(s, unit_norm(narrow(heads, 2, H, Hkv)));
+    heads = cat({q, k, narrow(heads, 2, H + Hkv, Hkv)}, 2);
+  }
   return heads.reshape(packed.shape());
 }
 
-Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
-                                  bool causal, std::int64_t causal_offset) {
+namespace {
+// The attention op's settings of a module (causal, dropout, the ngpt scale).
+AttentionOptions attention_options(const MultiHeadAttentionOptions& o, bool training, bool causal) {
   AttentionOptions a;
   a.causal = causal;
+  a.dropout_p = o.attn_dropout();
+  a.training = training;
+  // nGPT: q·k of unit vectors is a cosine; √D (not 1/√D) gives the softmax its range back
+  if (o.ngpt()) a.scale = std::sqrt(static_cast<double>(o.head_dim()));
+  return a;
+}
+}  // namespace
+
+Tensor MultiHeadAttention::attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask,
+                                  bool causal, std::int64_t causal_offset) {
+  AttentionOptions a = attention_options(options, is_training(), causal);
   a.causal_offset = causal_offset;
   a.key_padding_mask = key_padding_mask;
-  a.dropout_p = options.attn_dropout();
-  a.training = is_training();
   const Tensor heads = scaled_dot_product_attention(q, k, v, a);  // (B, H, Tq, D)
   const std::int64_t B = heads.size(0), Tq = heads.size(2);
   // (B, H, Tq, D) -> (B, Tq, H, D) -> (B, Tq, C)
@@ -142,18 +168,15 @@ Tensor MultiHeadAttention::forward(const Tensor& input, const Tensor& padding_ma
                        ") must be the cache's length (" + std::to_string(cache->length()) + "), where x's tokens go");
   }
   // The fused op reads the heads in place from qkv's output and writes them merged.
-  AttentionOptions a;
-  a.causal = options.causal();
+  AttentionOptions a = attention_options(options, is_training(), options.causal());
   a.key_padding_mask = key_padding_mask;
-  a.dropout_p = options.attn_dropout();
-  a.training = is_training();
   Tensor packed = qkv->forward(x);  // (B, T, (H + 2·Hkv)·D)
   if (values) {  // [q | k | v] -> [q | k | values(v)]
     const std::int64_t qk = (options.n_heads() + options.kv_heads()) * options.head_dim();
     const Tensor v = values(narrow(packed, 2, qk, options.kv_heads() * options.head_dim()));
     packed = cat({narrow(packed, 2, 0, qk), v}, 2);
   }
-  if (q_norm || options.rope()) packed = prepare_qk(packed, position);
+  if (q_norm || options.rope() || options.ngpt()) packed = prepare_qk(packed, position);
   if (cache) return call.output(attend_cached(packed, *cache, layer));
   const Tensor merged = self_attention_packed(packed, options.n_heads(), a, options.kv_heads());  // (B, T, C)
   return call.output(resid_drop->forward(out_proj->forward(merged)));
@@ -183,7 +206,7 @@ std::string MultiHeadAttention::extra_repr() const {
          (options.kv_heads() != options.n_heads() ? ", n_kv_heads=" + std::to_string(options.kv_heads()) : "") +
          (options.causal() ? ", causal" : "") + (options.cross() ? ", cross" : "") +
          (options.qk_norm() != QkNorm::none ? ", qk_norm=" + qk_norm_name(options.qk_norm()) : "") +
-         (options.rope() ? ", rope" : "");
+         (options.rope() ? ", rope" : "") + (options.ngpt() ? ", ngpt" : "");
 }
 
 }  // namespace tapegrad::nn

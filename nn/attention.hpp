@@ -15,6 +15,12 @@
 //   rope        rotary position embedding of q and k (Su et al. 2021), after the QK-norm, in
 //               self-attention: the model needs no position table. rope_offset() is the
 //               position of x's first token (a KV cache continuing a sequence).
+//   ngpt        nGPT's attention (Loshchilov et al. 2024, arXiv 2410.01131; nn/ngpt.hpp): after
+//               rope, each query and key head is a unit vector times s_qk, and the softmax
+//               scale is √D instead of 1/√D (unit q·k is a cosine, in [−1, 1]):
+//                 q ← s_qk ⊙ Norm(q),  k ← s_qk ⊙ Norm(k),  softmax(q·kᵀ·√D)
+//               s_qk: one learned scale per head and dim (H·D), stored scaled (ngpt_s_qk).
+//               Self-attention only, no bias, no qk_norm, every query head its own key head.
 // With a KVCache (kv_cache.hpp), self-attention stores the new tokens' keys and values in it
 // and attends over every stored one: the generation path, inference only (not differentiable).
 #pragma once
@@ -48,6 +54,7 @@ struct MultiHeadAttentionOptions {
   TAPEGRAD_ARG(bool, rope) = false;             // self-attention only
   TAPEGRAD_ARG(double, rope_theta) = 10000.0;
   TAPEGRAD_ARG(bool, rope_interleaved) = false;  // pairs (x_2i, x_2i+1); default (x_i, x_i+D/2)
+  TAPEGRAD_ARG(bool, ngpt) = false;              // unit q and k times s_qk, softmax scale √D
   TAPEGRAD_ARG(DType, dtype) = DType::float32;
 
   std::int64_t kv_heads() const { return n_kv_heads_ > 0 ? n_kv_heads_ : n_heads_; }
@@ -78,13 +85,15 @@ class MultiHeadAttention : public Module {
   std::shared_ptr<Linear> kv_proj;  // cross: (2·Hkv·D, kv_dim), rows [k | v]
   std::shared_ptr<Linear> out_proj; // (C, C)
   std::shared_ptr<Norm> q_norm, k_norm;  // qk_norm: over each head's D dims; null otherwise
+  Tensor s_qk;                      // ngpt: s̃ of s_qk, (H·D) = (C); undefined otherwise
   std::shared_ptr<Dropout> resid_drop;
 
  private:
   // (B, T, n·D) -> (B, n, T, D), a view
   Tensor split_heads(const Tensor& x, std::int64_t n) const;
-  // The packed projection (B, T, (H + 2·Hkv)·D) with q and k normalized (qk_norm) and rotated
-  // (rope, from position): what the fused self-attention reads.
+  // The packed projection (B, T, (H + 2·Hkv)·D) with q and k normalized (qk_norm), rotated
+  // (rope, from position) and, with ngpt, made unit and scaled by s_qk: what the fused
+  // self-attention reads.
   Tensor prepare_qk(const Tensor& qkv, std::int64_t position);
   Tensor attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& key_padding_mask, bool causal,
                 std::int64_t causal_offset = 0);

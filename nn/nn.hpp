@@ -15,6 +15,7 @@
 #include "linear.hpp"
 #include "model_init.hpp"
 #include "module.hpp"
+#include "ngpt.hpp"
 #include "norm.hpp"
 #include "norm_kind.hpp"
 #include "pointwise_norm.hpp"

@@ -66,6 +66,16 @@ void TransformerBlockConfig::validate() const {
     throw ValueError("TransformerBlockConfig: branch_depth_exponent = " + number_str(branch_depth_exponent) +
                      " does not apply to placement " + p.name + ", whose updates pass a norm before they join the "
                      "stream (it would undo the multiplier); leave it at 0");
+  if (p.hypersphere) {  // nGPT's block as the paper has it, or a refusal naming the setting
+    const char* clash = activation != Activation::swiglu ? "activation other than swiglu (nGPT scales SwiGLU's u and v)"
+                        : bias ? "bias (nGPT's matrices are unit vectors along d_model, with no bias)"
+                        : !rope ? "learned positions (nGPT's positions are rotary: set rope)"
+                        : qk_norm != QkNorm::none ? "qk_norm (nGPT normalizes q and k itself, times s_qk)"
+                        : n_kv_heads != 0 && n_kv_heads != n_heads ? "n_kv_heads (s_qk scales each query head and its own key head)"
+                        : cross_attention ? "cross_attention (nGPT is a decoder-only design)"
+                                          : nullptr;
+    if (clash) throw ValueError("TransformerBlockConfig: placement " + p.name + " does not go with " + clash);
+  }
   if (!(mix_ln_ratio >= 0 && mix_ln_ratio <= 1))
     throw ValueError("TransformerBlockConfig: mix_ln_ratio must be in [0, 1] (the fraction of a stack's blocks that "
                      "Mix-LN makes Post-LN), got " + number_str(mix_ln_ratio));
@@ -107,7 +117,8 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
   const NormInfo& norm = norm_info(c.norm);
   auto attention_options = [&] {
     return MultiHeadAttentionOptions(c.d_model, c.n_heads).bias(c.bias).attn_dropout(c.attn_dropout)
-        .resid_dropout(c.dropout).n_kv_heads(c.n_kv_heads).qk_norm(c.qk_norm).qk_norm_eps(c.norm_eps).dtype(c.dtype);
+        .resid_dropout(c.dropout).n_kv_heads(c.n_kv_heads).qk_norm(c.qk_norm).qk_norm_eps(c.norm_eps).dtype(c.dtype)
+        .ngpt(p.hypersphere);
   };
   attn = register_module("attn", std::make_shared<MultiHeadAttention>(
                                      attention_options().causal(c.causal).rope(c.rope).rope_theta(c.rope_theta)
@@ -116,7 +127,7 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
     cross_attn = register_module("cross_attn", std::make_shared<MultiHeadAttention>(attention_options().cross(true)));
   ffn = register_module("ffn", std::make_shared<FeedForward>(FeedForwardOptions(c.d_model, c.ff_dim())
                                                                  .activation(c.activation).bias(c.bias)
-                                                                 .dropout(c.dropout).dtype(c.dtype)));
+                                                                 .dropout(c.dropout).dtype(c.dtype).ngpt(p.hypersphere)));
   // α: set by the depth (DeepNorm), by residual_scale where it applies, else 1.
   const double alpha = p.depth_alpha ? p.depth_alpha(s) : p.residual_scale ? c.residual_scale : 1.0;
   auto residual = [&](const std::string& name, NormRole role) {
@@ -124,7 +135,8 @@ TransformerBlock::TransformerBlock(const TransformerBlockConfig& c, const Stack&
     std::shared_ptr<Norm> n, n_out;
     if (p.norms) n = make_norm(c.norm, spec);
     if (p.output_norms) n_out = make_norm(c.norm, spec);
-    auto r = register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype, n_out));
+    auto r = register_module(name, std::make_shared<Residual>(n, alpha, p.rezero_gates, c.dtype, n_out,
+                                                              p.hypersphere ? c.d_model : 0));
     r->branch = c.branch_multiplier(std::max<std::int64_t>(s.layers(), 1));
     return r;
   };

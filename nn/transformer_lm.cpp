@@ -9,6 +9,7 @@
 #include "../autograd/random.hpp"
 #include "init.hpp"
 #include "name_list.hpp"
+#include "ngpt.hpp"
 
 namespace tapegrad::nn {
 
@@ -27,6 +28,14 @@ void TransformerLMConfig::validate() const {
                      number_str(embed_scale));
   block_config().validate();
   stream.validate();
+  if (placement_info(block.placement).hypersphere) {  // the stream starts on the sphere and stays there
+    if (embed_scale != 1.0 || embed_scale_learnable)
+      throw ValueError("TransformerLMConfig: placement " + block.placement.name + " does not go with embed_scale "
+                       "(its embeddings are unit vectors, and the first block normalizes its input); leave it at 1");
+    if (stream.scheme.name != StreamConfig{}.scheme.name)  // the plain stream: each block reads the one before
+      throw ValueError("TransformerLMConfig: placement " + block.placement.name + " does not go with stream " +
+                       stream.scheme.name + " (a mix of blocks' outputs leaves the sphere); use the plain stream");
+  }
 }
 
 TransformerBlockConfig TransformerLMConfig::block_config() const {
@@ -54,11 +63,14 @@ TransformerLM::TransformerLM(const TransformerLMConfig& c) : Module("Transformer
   if (c.embed_scale_learnable) embed_scale = register_parameter("embed_scale", full({}, c.embed_scale, b.dtype));
   if (!c.tie_weights)
     lm_head = register_module("lm_head", std::make_shared<Linear>(LinearOptions(b.d_model, c.vocab_size).bias(false).dtype(b.dtype)));
+  const bool hypersphere = placement_info(b.placement).hypersphere;
+  if (hypersphere) s_z = register_parameter("s_z", full({c.vocab_size}, ngpt_s_z(b.d_model).scale, b.dtype));
 
   init_embedding(*tok_emb, c.init);
   if (pos_emb) init_embedding(*pos_emb, c.init);
   if (lm_head && (c.init == InitScheme::gpt2 || c.init == InitScheme::gpt2_unscaled)) init::normal_(lm_head->weight, 0.0, 0.02);
   init_blocks(*blocks, c.init, c.b2t_scaling.value_or(false));
+  if (hypersphere) ngpt_normalize_weights(*this);  // the init's directions, on the sphere
 }
 
 Tensor TransformerLM::forward(const Tensor& input, const Tensor& input_classes) {
@@ -104,9 +116,14 @@ Tensor TransformerLM::run(const Tensor& tokens, const Tensor& classes, KVCache* 
     stream->observe(static_cast<std::int64_t>(l) + 1, s.x);
   }
   h = stream->end(s);
-  if (final_norm) h = final_norm->forward(h, ctx.cond);
   if (cache) cache->advance(T);  // every block stored its T positions
-  return lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);
+  return readout(h, ctx.cond);
+}
+
+Tensor TransformerLM::readout(const Tensor& stream_out, const Tensor& cond) {
+  const Tensor h = final_norm ? final_norm->forward(stream_out, cond) : stream_out;  // Post-LN, nGPT: as it is
+  const Tensor logits = lm_head ? lm_head->forward(h) : linear(h, tok_emb->weight);  // (B, T, V)
+  return s_z.defined() ? mul(mul(s_z, ngpt_s_z(config.block.d_model).factor()), logits) : logits;
 }
 
 KVCache TransformerLM::make_kv_cache(std::int64_t batch, std::int64_t max_length) const {

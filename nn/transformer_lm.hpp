@@ -5,6 +5,10 @@
 //   logits = lm_head(final_norm(h_L))                  (B, T, V); final_norm when the
 //                                                      placement asks for one (Pre-LN)
 //
+// Under nGPT (placement ngpt, nn/ngpt.hpp) there is no final norm, the logits are scaled per
+// token, logits = s_z ⊙ lm_head(h_L), and every matrix is built with unit rows along d_model
+// (ngpt_normalize_weights; training keeps them so with register_ngpt_normalization).
+//
 // The blocks run through the model's residual stream (nn/stream/): the plain stream above by
 // default, or a scheme that joins blocks across the depth (DenseFormer, value residual).
 //
@@ -93,6 +97,9 @@ class TransformerLM : public Module {
   // The longest sequence the model reads: max_seq_len with learned positions, none with rope.
   std::optional<std::int64_t> max_length() const;
   std::string extra_repr() const override;
+  // The logits of the last block's output h (B, T, C): the final norm when there is one (cond:
+  // its condition), the head, and nGPT's s_z: forward's last lines, and the logit lens's.
+  Tensor readout(const Tensor& h, const Tensor& cond = Tensor());
   // Activation checkpointing in every block (TransformerBlock::checkpoint_activations): less
   // memory, the same gradients, about one more forward pass per step. Not a model setting:
   // files do not record it. Refused (ValueError) with a stream that reaches into the blocks.
@@ -105,6 +112,7 @@ class TransformerLM : public Module {
   std::shared_ptr<Norm> final_norm;    // when the placement asks for one (pre)
   std::shared_ptr<Linear> lm_head;     // untied only
   Tensor embed_scale;                  // s when config.embed_scale_learnable (0-d); undefined otherwise
+  Tensor s_z;                          // nGPT's s̃ of the logits' scale (vocab_size); undefined otherwise
 
  private:
   // forward's body; with a cache, positions start at its length and the blocks extend it.

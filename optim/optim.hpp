@@ -8,5 +8,6 @@
 #include "ema.hpp"
 #include "health.hpp"
 #include "lr_schedule.hpp"
+#include "ngpt_normalization.hpp"
 #include "optimizer.hpp"
 #include "sgd.hpp"

@@ -85,10 +85,12 @@ std::int64_t count_parameters(const nn::TransformerLMConfig& config) {
   if (b.activation == nn::Activation::swiglu) block += linear(C, F);  // fc_gate
   if (p.norms) block += (p.output_norms ? 4 : 2) * norm;
   if (p.rezero_gates) block += 2;
+  if (p.hypersphere) block += 3 * C + 2 * F;  // nGPT: α_A, α_M, s_qk (C each); s_u, s_v (F each)
   std::int64_t n = V * C + config.n_layers * block;  // token embedding (the tied head) and the blocks
   if (!b.rope) n += config.max_seq_len * C;          // learned positions
   if (p.final_norm) n += norm;
   if (!config.tie_weights) n += V * C;  // lm_head
+  if (p.hypersphere) n += V;            // nGPT's s_z
   return n;
 }
 

@@ -215,8 +215,10 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   nn::TransformerLMConfig config =
       nn::preset_config(s.arch, {vocab_size, s.seq_len, s.layers, s.d_model, s.heads, s.kv_heads});
   config.block.placement = nn::placement_from_name(s.placement);
-  // llama's norm is rmsnorm unless --norm says otherwise (its default is gpt2's layernorm)
-  if (s.arch == "gpt2" || given("--norm")) config.block.norm = nn::norm_kind_from_name(s.norm);
+  // llama's norm is rmsnorm unless --norm says otherwise (its default is gpt2's layernorm); a
+  // placement without norms (rezero, ngpt) keeps the config's default unless --norm is given
+  if (s.arch == "gpt2" || given("--norm") || !nn::placement_info(config.block.placement).norms)
+    config.block.norm = nn::norm_kind_from_name(s.norm);
   config.stream.scheme = nn::stream_scheme_from_name(s.stream);
   config.stream.dwa_dilation = s.dwa_dilation;
   config.stream.dwa_period = s.dwa_period;

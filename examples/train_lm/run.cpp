@@ -72,10 +72,15 @@ std::unique_ptr<data::TokenStream> load_data(const Settings& s, std::unique_ptr<
   return stream;
 }
 
-// weight_decay_groups' two groups, each scaled by the model's depth parametrization (none by default)
-std::unique_ptr<optim::AdamW> make_optimizer(const nn::TransformerLM& model, const Settings& s) {
-  return std::make_unique<optim::AdamW>(optim::depth_scaled_groups(
+// weight_decay_groups' two groups, each scaled by the model's depth parametrization (none by
+// default). Under nGPT every step ends with the matrices renormalized (a step post-hook; with
+// --zero1 each rank renormalizes what it owns before sharing it).
+std::unique_ptr<optim::AdamW> make_optimizer(nn::TransformerLM& model, const Settings& s) {
+  auto opt = std::make_unique<optim::AdamW>(optim::depth_scaled_groups(
       model, optim::AdamOptions(s.lr).betas(optim::Betas(0.9, 0.95)).weight_decay(s.weight_decay)));
+  if (nn::placement_info(model.config.block.placement).hypersphere)
+    optim::register_ngpt_normalization(*opt, model);  // the handle is not kept: the hook lives as long as opt
+  return opt;
 }
 
 void print_model(const nn::TransformerLM& m) {

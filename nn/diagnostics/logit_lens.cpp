@@ -15,11 +15,8 @@ Readout lm_readout(TransformerLM& lm, const Tensor& classes) {
     throw ValueError("lm_readout: this model is conditional (n_classes = " + std::to_string(lm.config.n_classes) +
                      "): its final norm needs the classes (B) of the batch");
   const Tensor cond = lm.cond_emb ? lm.cond_emb->forward(classes) : Tensor();  // (B, cond_dim)
-  // The model's own last lines (TransformerLM::run): the same ops, so readout(h_L) is its logits.
-  return [&lm, cond](const Tensor& stream) {
-    const Tensor h = lm.final_norm ? lm.final_norm->forward(stream, cond) : stream;  // Post-LN: as it is
-    return lm.lm_head ? lm.lm_head->forward(h) : linear(h, lm.tok_emb->weight);    // (B, T, V)
-  };
+  // The model's own last lines (TransformerLM::readout), so readout(h_L) is its logits.
+  return [&lm, cond](const Tensor& stream) { return lm.readout(stream, cond); };
 }
 
 void LogitLens::add(const std::vector<Tensor>& streams, const Readout& readout, const Tensor& targets,

@@ -37,7 +37,7 @@ struct Placement {
   Placement(const char* n) : name(n) {}
   bool operator==(const Placement&) const = default;
   // The registered placements by name, for code that prefers a constant to a string.
-  static const Placement post, pre, b2t, deepnorm, rezero, none, peri, olmo2, mixln, lns, gpas;
+  static const Placement post, pre, b2t, deepnorm, rezero, none, peri, olmo2, mixln, lns, gpas, ngpt;
 };
 inline const Placement Placement::post{"post"};
 inline const Placement Placement::pre{"pre"};
@@ -50,6 +50,7 @@ inline const Placement Placement::olmo2{"olmo2"};
 inline const Placement Placement::mixln{"mixln"};
 inline const Placement Placement::lns{"lns"};
 inline const Placement Placement::gpas{"gpas"};
+inline const Placement Placement::ngpt{"ngpt"};
 
 // Where a block sits: DeepNorm's α and β depend on the depth of its stack (and, in an
 // encoder-decoder, on both depths, N encoder and M decoder layers); Mix-LN and LayerNorm
@@ -92,6 +93,8 @@ class Sublayer {
   Tensor alpha_x(const Tensor& x) const;
   // ReZero's gate a of this sublayer (a 0-d parameter)
   const Tensor& a() const;
+  // nGPT's eigen learning rates α of this sublayer (d_model): |factor·s̃| of its Residual
+  Tensor eigen_lr() const;
   explicit operator bool() const { return residual_ != nullptr; }
 
  private:
@@ -137,6 +140,10 @@ struct PlacementInfo {
   bool residual_scale = false;   // config.residual_scale (α) applies; elsewhere it must stay 1
   bool mix_ln_ratio = false;     // config.mix_ln_ratio (ρ) applies (Mix-LN); elsewhere it must keep its default
   bool block_modulation = false;  // works with norms modulated by the block (AdaLN-Zero)
+  // nGPT's hypersphere: each Residual holds the eigen learning rates α, the attention
+  // normalizes q and k (s_qk, softmax scale √D), the MLP scales u and v (s_u, s_v), the model
+  // scales its logits (s_z) and keeps every matrix unit along d_model (nn/ngpt.hpp).
+  bool hypersphere = false;
   // Takes the depth parametrization's multiplier m (config.branch_depth_exponent): false where
   // a sublayer's update passes a norm before it joins the stream, which would undo m.
   bool branch_multiplier = true;

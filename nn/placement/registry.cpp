@@ -11,7 +11,7 @@ namespace tapegrad::nn {
 
 PlacementInfo post_ln_placement(), pre_ln_placement(), b2t_placement(), deepnorm_placement(), rezero_placement(),
     no_residual_placement(), peri_ln_placement(), olmo2_placement(), mix_ln_placement(), ln_scaling_placement(),
-    gpas_placement();
+    gpas_placement(), ngpt_placement();
 
 namespace {
 std::deque<PlacementInfo>& registry() {
@@ -27,6 +27,7 @@ std::deque<PlacementInfo>& registry() {
       mix_ln_placement(),       // mixln     post in the first ⌊ρL⌋ blocks, pre in the others
       ln_scaling_placement(),   // lns       x + F(N(x)/√ℓ) in block ℓ
       gpas_placement(),         // gpas      G(x + F(N(x))), G(u) = u − SiLU(β)·sg(u)
+      ngpt_placement(),         // ngpt      Norm(x + α ⊙ (Norm(F(x)) − x)), on the sphere
   };
   return placements;
 }

@@ -30,4 +30,9 @@ const Tensor& Sublayer::a() const {
   return residual_->scale;
 }
 
+Tensor Sublayer::eigen_lr() const {
+  if (!residual_->eigen_lr.defined()) throw ValueError("Sublayer: " + residual_->path() + " has no eigen learning rates");
+  return abs(mul(residual_->eigen_lr, residual_->eigen_lr_scaling.factor()));
+}
+
 }  // namespace tapegrad::nn

@@ -161,7 +161,7 @@ TEST_CASE("docs/tutorial.md: 6. gradcheck catches a backward that forgets dout",
 TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
   const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero", "residuals_recent",
-                                          "residuals_stack", "residuals_depth_mup"};
+                                          "residuals_stack", "residuals_ngpt", "residuals_depth_mup"};
   REQUIRE(blocks.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
@@ -298,6 +298,24 @@ TEST_CASE("docs/residuals.md: a block's place in its stack", "[docs][nn]") {
   for (std::int64_t i = 0; i < 4; ++i) CHECK(row_mean_is_zero(*model->decoder->at<nn::TransformerBlock>(i), true) == (i < 2));
   REQUIRE(model->encoder_norm != nullptr);
   REQUIRE(model->decoder_norm != nullptr);
+}
+
+TEST_CASE("docs/residuals.md: an nGPT model and its renormalization", "[docs][nn][ngpt]") {
+#include "../../docs/snippets/residuals_ngpt.inc"
+  CHECK_FALSE(model->final_norm);
+  CHECK(model->s_z.defined());
+  const auto block = model->blocks->at<nn::TransformerBlock>(0);
+  CHECK(block->attn_residual->eigen_lr.defined());
+  CHECK(block->attn->s_qk.defined());
+  CHECK(block->ffn->s_v.defined());
+  Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64);
+  opt.zero_grad();
+  cross_entropy(model->forward(tokens).reshape({6, 32}), tokens.reshape({6})).backward();
+  opt.step();
+  // the embedding's rows and fc2's columns are unit vectors after the step
+  for (double n : sqrt(sum(mul(model->tok_emb->weight, model->tok_emb->weight), {1})).to_vector()) CHECK(n == Approx(1.0));
+  const Tensor fc2 = block->ffn->fc2->weight;
+  for (double n : sqrt(sum(mul(fc2, fc2), {0})).to_vector()) CHECK(n == Approx(1.0));
 }
 
 TEST_CASE("docs/residuals.md: the depth parametrization's m and AdamW groups", "[docs][nn][depth_mup]") {

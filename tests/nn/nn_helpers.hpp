@@ -87,6 +87,18 @@ inline TensorList with_parameters_but_gates(TensorList inputs, const nn::Module&
   return inputs;
 }
 
+// c made fit for its placement, for the tests that loop over every placement with one config:
+// nGPT's blocks (PlacementInfo::hypersphere) are SwiGLU with no biases and rotary positions.
+// They have no cross-attention: those loops skip their seq2seq models (supports_seq2seq).
+inline nn::TransformerBlockConfig fit_for_placement(nn::TransformerBlockConfig c) {
+  if (!nn::placement_info(c.placement).hypersphere) return c;
+  c.activation = nn::Activation::swiglu;
+  c.bias = false;
+  c.rope = true;
+  return c;
+}
+inline bool supports_seq2seq(const nn::PlacementInfo& p) { return !p.hypersphere; }
+
 // A small decoder-only LM config for tests: d_model 16, 2 heads, d_ff 32.
 inline nn::TransformerLMConfig tiny_lm(std::int64_t vocab = 8, std::int64_t max_seq_len = 8, std::int64_t n_layers = 2) {
   nn::TransformerLMConfig c;

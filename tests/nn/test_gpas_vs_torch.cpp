@@ -66,5 +66,5 @@ TEST_CASE("A GPAS LM follows PyTorch's 20 AdamW steps", "[gpas][reference][optim
   // The key bias's gradient is rounding noise of ~1e-15 here (gpas_reference.txt's grad rows
   // 8..15), against the ~1e-17 that the 1e-8 bound assumes, so its Adam steps are ~lr·1e-15/eps.
   tapegrad::testing::check_adamw_steps(*lm, gpas_reference(), "gpas.", [&] { return reference_loss(*lm); }, 1e-10, 8,
-                                       1e-7);
+                                       /*setup=*/{}, /*key_bias_tol=*/1e-7);
 }

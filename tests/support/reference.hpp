@@ -244,11 +244,13 @@ namespace tapegrad::testing {
 // ignores: its gradient is 0 but for rounding (~1e-17), and Adam divides that by √v + eps ≈
 // eps, so its steps (~lr·1e-17/1e-8) are rounding noise that each library draws its own way:
 // those rows within key_bias_tol (1e-8; more for a model whose gradients, and so their
-// rounding, are larger).
+// rounding, are larger). setup, when given, runs on the optimizer before the first step: what
+// a scheme installs around the steps (nGPT's renormalization, a step post-hook).
 inline void check_adamw_steps(nn::Module& model, const ReferenceFile& ref, const std::string& prefix,
                               const std::function<Tensor()>& loss_of, double tol, std::int64_t d_model,
-                              double key_bias_tol = 1e-8) {
+                              const std::function<void(optim::Optimizer&)>& setup = {}, double key_bias_tol = 1e-8) {
   optim::AdamW opt(model.named_parameters(), optim::AdamOptions(1e-2).betas({0.9, 0.95}).eps(1e-8).weight_decay(0.1));
+  if (setup) setup(opt);
   const std::vector<double> expected = ref.get(prefix + "adamw.losses").to_vector();
   REQUIRE(expected.size() == 20);
   for (std::size_t step = 0; step < expected.size(); ++step) {
