@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "io/io_helpers.hpp"
-#include <tapegrad/nn/stream/hyper_connections.hpp>
 #include "nn/lm_gradcheck.hpp"
 #include "nn/nn_helpers.hpp"
 #include "support/gradcheck_catch.hpp"
@@ -341,4 +340,13 @@ TEST_CASE("What cannot hold a widened stream refuses it by name", "[stream][hc][
   c = hc_config("hyper_connections");
   c.stream.dwa_period = 2;
   REQUIRE_THROWS_WITH(c.validate(), Contains("dwa_period = 2 applies to denseformer only, not to hyper_connections"));
+}
+
+TEST_CASE("The fuzzers' seeds hold a model file of hyper_connections and of mhc, and each loads", "[stream][hc][io]") {
+  const std::string dir = TAPEGRAD_SOURCE_DIR "/tests/io/corpus/seeds/checkpoint/";
+  const auto hc = io::load_model<nn::TransformerLM>(dir + "model_lm_hyper_connections.tgc");
+  CHECK(hc->config.stream.scheme.name == "hyper_connections");
+  CHECK(hc->config.stream.hc_rate == 2);
+  const auto mhc = io::load_model<nn::TransformerLM>(dir + "model_lm_mhc.tgc");
+  CHECK(mhc->config.stream.sinkhorn_iterations == 5);
 }
