@@ -108,7 +108,7 @@ TEST_CASE("Sinkhorn–Knopp makes a doubly stochastic matrix, and its gradient p
   REQUIRE_THROWS_WITH(nn::sinkhorn_knopp(zeros({2, 3}, f64), 3), Contains("(..., n, n)"));
 }
 
-TEST_CASE("Hyper-Connections with n = 1 at init is the Pre-LN model bit for bit; with n = 4 the head reads 4·x",
+TEST_CASE("Hyper-Connections with n = 1 at init is the Pre-LN model bit for bit, and with n = 4 the head reads 4·x",
           "[stream][hc]") {
   const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64);
   nn::TransformerLMConfig plain_config = hc_config("hyper_connections", 4, true, 3);
@@ -245,7 +245,7 @@ TEST_CASE("Generation on a KV cache under a widened stream equals the whole forw
   }
 }
 
-TEST_CASE("Model files keep a widened stream's settings and weights; version-4 files load with the defaults",
+TEST_CASE("Model files keep a widened stream's settings and weights, and version-4 files load with the defaults",
           "[stream][hc][io]") {
   for (const std::string scheme : {"hyper_connections", "mhc"}) {
     INFO(scheme);
