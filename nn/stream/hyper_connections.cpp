@@ -1,4 +1,4 @@
-// hyper_connections.cpp — Hyper-Connections (Zhu, Huang, Wang, Bai, Wu, Yang, Zhou 2024,
+// hyper_connections.cpp — Hyper-Connections (Zhu et al. 2024, ByteDance Seed,
 // "Hyper-Connections", arXiv 2409.19606; reference code lucidrains/hyper-connections): the
 // widened stream of hyper_connections.hpp, with the paper's connection matrix per sublayer k
 //
