@@ -27,3 +27,4 @@
 #include "summary.hpp"
 #include "transformer_block.hpp"
 #include "transformer_lm.hpp"
+#include "stream/hyper_connections.hpp"

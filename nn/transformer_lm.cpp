@@ -110,10 +110,10 @@ Tensor TransformerLM::run(const Tensor& tokens, const Tensor& classes, KVCache* 
                                            : arange(static_cast<double>(start), static_cast<double>(start + T), 1.0,
                                                     DType::int64)));
   StreamState s = stream->begin(h);
-  stream->observe(0, s.x);
+  stream->observe(0, s);
   for (std::size_t l = 0; l < blocks->size(); ++l) {
     stream->run_block(s, static_cast<TransformerBlock&>(*(*blocks)[l]), ctx, static_cast<std::int64_t>(l));
-    stream->observe(static_cast<std::int64_t>(l) + 1, s.x);
+    stream->observe(static_cast<std::int64_t>(l) + 1, s);
   }
   h = stream->end(s);
   if (cache) cache->advance(T);  // every block stored its T positions

@@ -105,6 +105,13 @@ Options::Options()
   model_flag("--value-lambda-learnable", s.value_lambda_learnable, "with --stream value_residual: 1 to learn λ1 and λ2 "
              "of each block, starting at --value-lambda1 and --value-lambda2", "stream.value_lambda_learnable")
       ->check(cli::range(0, 1));
+  model_flag("--hc-rate", s.hc_rate, "with --stream hyper_connections or mhc: n, the copies of the stream (the expansion "
+             "rate)", "stream.hc_rate")->check(cli::positive);
+  model_flag("--hc-dynamic", s.hc_dynamic, "with --stream hyper_connections or mhc: 1 for connections that also depend "
+             "on the input (HC's DHC, mHC's φ terms), 0 for the static ones alone", "stream.hc_dynamic")
+      ->check(cli::range(0, 1));
+  model_flag("--sinkhorn-iterations", s.sinkhorn_iterations, "with --stream mhc: the Sinkhorn–Knopp iterations that make "
+             "H_res doubly stochastic", "stream.sinkhorn_iterations")->check(cli::positive);
   model_flag("--norm", s.norm,
              nn::name_list_if(nn::norm_registry(), plain) + " (their formulas: tapegrad-inspect --placements)",
              "block.norm")->check(CLI::IsMember(plain_norms()));
@@ -225,6 +232,9 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   config.stream.value_lambda1 = s.value_lambda1;
   config.stream.value_lambda2 = s.value_lambda2;
   config.stream.value_lambda_learnable = s.value_lambda_learnable != 0;
+  config.stream.hc_rate = s.hc_rate;
+  config.stream.hc_dynamic = s.hc_dynamic != 0;
+  config.stream.sinkhorn_iterations = s.sinkhorn_iterations;
   config.block.residual_scale = s.residual_scale;
   config.block.dropout = s.dropout;
   config.block.branch_depth_exponent = s.branch_depth_exponent;

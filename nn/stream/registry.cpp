@@ -9,7 +9,7 @@
 
 namespace tapegrad::nn {
 
-StreamInfo plain_stream(), denseformer_stream(), value_residual_stream();
+StreamInfo plain_stream(), denseformer_stream(), value_residual_stream(), hyper_connections_stream(), mhc_stream();
 
 namespace {
 std::deque<StreamInfo>& registry() {
@@ -17,6 +17,8 @@ std::deque<StreamInfo>& registry() {
       plain_stream(),           // plain           x_l = block_l(x_{l−1})
       denseformer_stream(),     // denseformer     x_l = Σ_j α_{l,j}·X_j
       value_residual_stream(),  // value_residual  V_n ← λ1·V_1 + λ2·V_n
+      hyper_connections_stream(),  // hyper_connections  x_i ← Σ_j H_res_ij·x_j + H_post_i·F(N(Σ_j H_pre_j·x_j))
+      mhc_stream(),                // mhc             the same, H_res doubly stochastic (Sinkhorn–Knopp)
   };
   return schemes;
 }

@@ -30,6 +30,11 @@ void ResidualStream::observe(std::int64_t l, const Tensor& x) const {
   for (const auto& hook : stream_hooks_->snapshot()) hook.fn(l, x);
 }
 
+void ResidualStream::observe(std::int64_t l, const StreamState& s) const {
+  if (stream_hooks_->empty()) return;
+  observe(l, readout(s));
+}
+
 void StreamConfig::validate() const {
   const StreamInfo& info = stream_info(scheme);  // ValueError naming the registered schemes
   const StreamConfig d;
@@ -54,6 +59,14 @@ void StreamConfig::validate() const {
   refuse_unless(values, value_lambda2 == d.value_lambda2, "value_lambda2", number_str(value_lambda2), &StreamInfo::value_settings, "0.5");
   refuse_unless(values, value_lambda_learnable == d.value_lambda_learnable, "value_lambda_learnable",
                 value_lambda_learnable ? "true" : "false", &StreamInfo::value_settings, "false");
+  const bool hc = info.hc_settings, sinkhorn = info.sinkhorn_settings;
+  if (hc_rate < 1 || sinkhorn_iterations < 1)
+    throw ValueError("StreamConfig: hc_rate (" + std::to_string(hc_rate) + ") and sinkhorn_iterations (" +
+                     std::to_string(sinkhorn_iterations) + ") must be >= 1");
+  refuse_unless(hc, hc_rate == d.hc_rate, "hc_rate", std::to_string(hc_rate), &StreamInfo::hc_settings, "4");
+  refuse_unless(hc, hc_dynamic == d.hc_dynamic, "hc_dynamic", hc_dynamic ? "true" : "false", &StreamInfo::hc_settings, "true");
+  refuse_unless(sinkhorn, sinkhorn_iterations == d.sinkhorn_iterations, "sinkhorn_iterations",
+                std::to_string(sinkhorn_iterations), &StreamInfo::sinkhorn_settings, "20");
 }
 
 }  // namespace tapegrad::nn

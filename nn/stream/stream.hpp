@@ -12,6 +12,10 @@
 //                                                (Pagliardini et al. 2024, DenseFormer)
 //   value_residual  V_n ← λ1·V_1 + λ2·V_n        each attention's values mixed with the
 //                                                first block's (Zhou et al. 2024, ResFormer)
+//   hyper_connections  n copies x_1..x_n, each sublayer reads Σ_j H_pre_j·x_j and writes
+//                   x_i ← Σ_j H_res_ij·x_j + H_post_i·F(N(Σ_j H_pre_j·x_j))   (Zhu et al. 2024)
+//   mhc             the same with H_res doubly stochastic (Sinkhorn–Knopp), H_pre, H_post ≥ 0
+//                                                (Xie et al. 2025, DeepSeek's mHC)
 //
 // A model runs its blocks through its stream:
 //
@@ -62,6 +66,13 @@ struct StreamConfig {
   double value_lambda1 = 0.5;
   double value_lambda2 = 0.5;
   bool value_lambda_learnable = false;
+  // Hyper-Connections and mHC (nn/stream/hyper_connections.hpp): the expansion rate n (copies
+  // of the stream; 4 as both papers' main models), and whether the connections also depend on
+  // the input (HC's DHC; mHC's φ terms) or are the static matrices alone.
+  std::int64_t hc_rate = 4;
+  bool hc_dynamic = true;
+  // mHC: the Sinkhorn–Knopp iterations that make H_res doubly stochastic (t_max = 20 in the paper).
+  std::int64_t sinkhorn_iterations = 20;
 
   // Throws ValueError naming the first invalid setting, or a setting its scheme does not use.
   void validate() const;
@@ -75,12 +86,15 @@ struct StreamConfig {
     f("value_lambda1", self.value_lambda1);
     f("value_lambda2", self.value_lambda2);
     f("value_lambda_learnable", self.value_lambda_learnable);
+    f("hc_rate", self.hc_rate);  // model config version 5 (older files: the defaults)
+    f("hc_dynamic", self.hc_dynamic);
+    f("sinkhorn_iterations", self.sinkhorn_iterations);
   }
 };
 
 // What the blocks read and write, carried from the embedding to the head.
 struct StreamState {
-  Tensor x;                     // what the next block reads: (B, T, C)
+  Tensor x;                     // what the next block reads: (B, T, C), or (B, T, n, C) when widened (hyper_connections)
   std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them)
   Tensor first_values;          // V_1: the first block's attention values (B, T, Hkv·D) (value residual)
 };
@@ -95,6 +109,9 @@ class ResidualStream : public Module {
   virtual void run_block(StreamState& s, TransformerBlock& block, BlockContext& ctx, std::int64_t l);
   // What the final norm and the head read: x.
   virtual Tensor end(StreamState& s);
+  // The stream as one (B, T, C) tensor, what the stream hooks see: x; a widened stream's sum
+  // over its copies (what end() would hand the head if the stack stopped here).
+  virtual Tensor readout(const StreamState& s) const { return s.x; }
   // Whether the scheme reaches into the blocks' sublayers (the attention's values): then
   // activation checkpointing, which recomputes a block alone, is refused.
   virtual bool reaches_into_blocks() const { return false; }
@@ -106,8 +123,10 @@ class ResidualStream : public Module {
   // Run in registration order; the handle removes one.
   using StreamHook = std::function<void(std::int64_t l, const Tensor& x)>;
   HookHandle register_stream_hook(StreamHook hook, std::string label = "");
-  // Runs the stream hooks (the model calls it; cheap without hooks).
+  // Runs the stream hooks (cheap without hooks).
   void observe(std::int64_t l, const Tensor& x) const;
+  // The same on readout(s), computed only when there is a hook (the model calls this one).
+  void observe(std::int64_t l, const StreamState& s) const;
 
  private:
   std::shared_ptr<HookList<StreamHook>> stream_hooks_ = std::make_shared<HookList<StreamHook>>();
@@ -131,6 +150,8 @@ struct StreamInfo {
   bool hf_equivalent = false;
   bool dwa_settings = false;    // uses StreamConfig's dwa_dilation and dwa_period (DenseFormer)
   bool value_settings = false;  // uses StreamConfig's value_lambda* (value residual)
+  bool hc_settings = false;     // uses StreamConfig's hc_rate and hc_dynamic (hyper_connections, mhc)
+  bool sinkhorn_settings = false;  // uses StreamConfig's sinkhorn_iterations (mhc)
   std::function<std::shared_ptr<ResidualStream>(const StreamBuild&)> make;
 };
 

@@ -161,7 +161,8 @@ TEST_CASE("docs/tutorial.md: 6. gradcheck catches a backward that forgets dout",
 TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
   const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero", "residuals_recent",
-                                          "residuals_stack", "residuals_ngpt", "residuals_depth_mup"};
+                                          "residuals_stack", "residuals_ngpt",
+                                          "residuals_hyper_connections", "residuals_depth_mup"};
   REQUIRE(blocks.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
@@ -316,6 +317,16 @@ TEST_CASE("docs/residuals.md: an nGPT model and its renormalization", "[docs][nn
   for (double n : sqrt(sum(mul(model->tok_emb->weight, model->tok_emb->weight), {1})).to_vector()) CHECK(n == Approx(1.0));
   const Tensor fc2 = block->ffn->fc2->weight;
   for (double n : sqrt(sum(mul(fc2, fc2), {0})).to_vector()) CHECK(n == Approx(1.0));
+}
+
+TEST_CASE("docs/residuals.md: an mHC model of four copies, and its stream's norm after every block", "[docs][nn][hc]") {
+#include "../../docs/snippets/residuals_hyper_connections.inc"
+  const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64);
+  (void)lm.forward(tokens);
+  REQUIRE(stream_norm.size() == 7);  // the embedding's 4 copies, then after each of the 6 blocks
+  for (double n : stream_norm) CHECK(std::isfinite(n));
+  CHECK(lm.stream->named_parameters().size() == 12 * 8);  // 8 per sublayer
+  watch.remove();
 }
 
 TEST_CASE("docs/residuals.md: the depth parametrization's m and AdamW groups", "[docs][nn][depth_mup]") {

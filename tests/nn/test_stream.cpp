@@ -217,7 +217,7 @@ TEST_CASE("Model files keep the stream, and files before it load with the plain 
   unknown.set("config.stream.scheme", std::string("hyper"));
   REQUIRE_THROWS_WITH(io::model_from<nn::TransformerLM>(unknown),
                       Contains("config.stream.scheme holds a name this build does not know") &&
-                          Contains("unknown stream scheme 'hyper' (expected plain, denseformer or value_residual"));
+                          Contains("unknown stream scheme 'hyper' (expected plain, denseformer, value_residual"));
 }
 
 TEST_CASE("What cannot hold a stream scheme refuses it by name", "[stream][errors]") {
