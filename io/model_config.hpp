@@ -38,7 +38,9 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 //   4  the depth parametrization's block.branch_depth_exponent and branch_base_depth (absent
 //      from older files: 0 and 1, the standard parametrization their models ran); the token
 //      embedding's multiplier embed_scale and embed_scale_learnable (absent: 1, fixed)
-inline constexpr std::int64_t kModelConfigVersion = 4;
+//   5  Attention Residuals' stream.attnres_block_size (absent from older files: 1, unused by
+//      the schemes they could name)
+inline constexpr std::int64_t kModelConfigVersion = 5;
 
 // The "config.*" entries of a model.
 Metadata config_metadata(const nn::TransformerLMConfig& config);

@@ -105,6 +105,9 @@ Options::Options()
   model_flag("--value-lambda-learnable", s.value_lambda_learnable, "with --stream value_residual: 1 to learn λ1 and λ2 "
              "of each block, starting at --value-lambda1 and --value-lambda2", "stream.value_lambda_learnable")
       ->check(cli::range(0, 1));
+  model_flag("--attnres-block-size", s.attnres_block_size, "with --stream attention_residuals: sublayers (attention "
+             "and FFN each count) per block of Block AttnRes, summed within and attended over across blocks (1: Full "
+             "AttnRes)", "stream.attnres_block_size")->check(cli::positive);
   model_flag("--norm", s.norm,
              nn::name_list_if(nn::norm_registry(), plain) + " (their formulas: tapegrad-inspect --placements)",
              "block.norm")->check(CLI::IsMember(plain_norms()));
@@ -223,6 +226,7 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   config.stream.value_lambda1 = s.value_lambda1;
   config.stream.value_lambda2 = s.value_lambda2;
   config.stream.value_lambda_learnable = s.value_lambda_learnable != 0;
+  config.stream.attnres_block_size = s.attnres_block_size;
   config.block.residual_scale = s.residual_scale;
   config.block.dropout = s.dropout;
   config.block.branch_depth_exponent = s.branch_depth_exponent;

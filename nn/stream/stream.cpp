@@ -54,6 +54,11 @@ void StreamConfig::validate() const {
   refuse_unless(values, value_lambda2 == d.value_lambda2, "value_lambda2", number_str(value_lambda2), &StreamInfo::value_settings, "0.5");
   refuse_unless(values, value_lambda_learnable == d.value_lambda_learnable, "value_lambda_learnable",
                 value_lambda_learnable ? "true" : "false", &StreamInfo::value_settings, "false");
+  if (attnres_block_size < 1)
+    throw ValueError("StreamConfig: attnres_block_size must be >= 1 (sublayers per block; 1: Full AttnRes), got " +
+                     std::to_string(attnres_block_size));
+  refuse_unless(info.attnres_settings, attnres_block_size == d.attnres_block_size, "attnres_block_size",
+                std::to_string(attnres_block_size), &StreamInfo::attnres_settings, "1");
 }
 
 }  // namespace tapegrad::nn

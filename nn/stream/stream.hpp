@@ -12,6 +12,9 @@
 //                                                (Pagliardini et al. 2024, DenseFormer)
 //   value_residual  V_n ← λ1·V_1 + λ2·V_n        each attention's values mixed with the
 //                                                first block's (Zhou et al. 2024, ResFormer)
+//   attention_residuals  h_k = Σ_{i<k} α_{i→k}·v_i   each sublayer reads a softmax over the
+//                                                embedding and the sublayer outputs v_i
+//                                                (Kimi Team 2026, AttnRes)
 //
 // A model runs its blocks through its stream:
 //
@@ -62,6 +65,10 @@ struct StreamConfig {
   double value_lambda1 = 0.5;
   double value_lambda2 = 0.5;
   bool value_lambda_learnable = false;
+  // Attention Residuals (Kimi Team 2026, §3.2): the sublayers (attention and FFN each count)
+  // in blocks of this many, summed within a block, attended over across blocks (Block AttnRes);
+  // 1: every sublayer output is a source of its own (Full AttnRes).
+  std::int64_t attnres_block_size = 1;
 
   // Throws ValueError naming the first invalid setting, or a setting its scheme does not use.
   void validate() const;
@@ -75,6 +82,7 @@ struct StreamConfig {
     f("value_lambda1", self.value_lambda1);
     f("value_lambda2", self.value_lambda2);
     f("value_lambda_learnable", self.value_lambda_learnable);
+    f("attnres_block_size", self.attnres_block_size);  // model config version 5
   }
 };
 
@@ -83,6 +91,7 @@ struct StreamState {
   Tensor x;                     // what the next block reads: (B, T, C)
   std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them)
   Tensor first_values;          // V_1: the first block's attention values (B, T, Hkv·D) (value residual)
+  Tensor block_sum;             // the current block's partial sum of sublayer outputs (Block AttnRes)
 };
 
 // A scheme: the plain stream, unless a unit overrides a step.
@@ -131,6 +140,7 @@ struct StreamInfo {
   bool hf_equivalent = false;
   bool dwa_settings = false;    // uses StreamConfig's dwa_dilation and dwa_period (DenseFormer)
   bool value_settings = false;  // uses StreamConfig's value_lambda* (value residual)
+  bool attnres_settings = false;  // uses StreamConfig's attnres_block_size (Attention Residuals)
   std::function<std::shared_ptr<ResidualStream>(const StreamBuild&)> make;
 };
 
@@ -144,7 +154,7 @@ void register_stream(StreamInfo info);
 const StreamInfo& stream_info(const StreamScheme& s);
 // The registered scheme called name; ValueError "unknown stream scheme 'x' (expected plain, ...)".
 StreamScheme stream_scheme_from_name(const std::string& name);
-// "plain, denseformer or value_residual"
+// "plain, denseformer, value_residual or attention_residuals"
 std::string stream_names(const std::string& last_separator = " or ");
 // One line per scheme, for --help.
 std::string stream_help();

@@ -161,7 +161,7 @@ TEST_CASE("docs/tutorial.md: 6. gradcheck catches a backward that forgets dout",
 TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
   const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero", "residuals_recent",
-                                          "residuals_stack", "residuals_depth_mup"};
+                                          "residuals_stack", "residuals_attnres", "residuals_depth_mup"};
   REQUIRE(blocks.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
@@ -291,6 +291,14 @@ TEST_CASE("docs/residuals.md: a block's place in its stack", "[docs][nn]") {
   for (std::int64_t i = 0; i < 4; ++i) CHECK(row_mean_is_zero(*model->decoder->at<nn::TransformerBlock>(i), true) == (i < 2));
   REQUIRE(model->encoder_norm != nullptr);
   REQUIRE(model->decoder_norm != nullptr);
+}
+
+TEST_CASE("docs/residuals.md: Attention Residuals in blocks of four sublayers", "[docs][nn][attnres]") {
+#include "../../docs/snippets/residuals_attnres.inc"
+  const auto state = io::state_dict(*model);
+  CHECK(state.contains("stream.depth.16.query"));
+  CHECK(!state.contains("stream.depth.17.query"));
+  CHECK(model->forward(tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64)).shape() == Shape{2, 3, 32});
 }
 
 TEST_CASE("docs/residuals.md: the depth parametrization's m and AdamW groups", "[docs][nn][depth_mup]") {
