@@ -19,8 +19,8 @@
 // block summed as a plain residual (b_n = Σ_{i∈block n} v_i) and the attention over the block
 // sums b_0 = the embedding, b_1, .., plus the current block's partial sum when it has begun.
 // S = 1 is Full AttnRes. The paper finds about 8 blocks recover most of the full method's gain
-// with O(N·d) memory instead of O(L·d), and AttnRes matching a baseline trained with 1.25x the
-// compute.
+// with O(N·d) memory instead of O(L·d), and Block AttnRes matching the loss of a Pre-LN baseline
+// trained with 1.25x the compute.
 //
 // The parameters: stream.depth.k.query (w_k) and stream.depth.k.norm.weight, k = 0 .. 2L
 // (k = 2l the attention of block l, 2l + 1 its FFN, 2L the output). A block's forward maps what

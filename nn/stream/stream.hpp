@@ -12,9 +12,10 @@
 //                                                (Pagliardini et al. 2024, DenseFormer)
 //   value_residual  V_n ← λ1·V_1 + λ2·V_n        each attention's values mixed with the
 //                                                first block's (Zhou et al. 2024, ResFormer)
-//   attention_residuals  h_k = Σ_{i<k} α_{i→k}·v_i   each sublayer reads a softmax over the
-//                                                embedding and the sublayer outputs v_i
-//                                                (Kimi Team 2026, AttnRes)
+//   attention_residuals
+//                   h_k = Σ_{i<k} α_{i→k}·v_i    each sublayer (attention, FFN) reads a softmax
+//                                                over the embedding and the sublayer outputs
+//                                                v_i (Kimi Team 2026, Attention Residuals)
 //
 // A model runs its blocks through its stream:
 //
@@ -23,10 +24,12 @@
 //   Tensor h = stream.end(s);                               // what the final norm and head read
 //
 // The state can be more than one tensor: the outputs of every block so far (DenseFormer), the
-// first block's values (value residual). A scheme is a Module: its parameters (DenseFormer's
-// α) are the model's, under "stream." in its state dict. Adding a scheme: one unit file here
-// and its line in registry.cpp; a program registers its own with register_stream() before it
-// builds or loads a model (docs/residuals.md shows one).
+// first block's values (value residual), the sublayers' outputs and the current block's sum
+// (Attention Residuals, which runs each block's sublayers itself: BlockContext::formula). A
+// scheme is a Module: its parameters (DenseFormer's α) are the model's, under "stream." in its
+// state dict. Adding a scheme: one unit file here and its line in registry.cpp; a program
+// registers its own with register_stream() before it builds or loads a model (docs/residuals.md
+// shows one).
 #pragma once
 
 #include <deque>
@@ -89,7 +92,8 @@ struct StreamConfig {
 // What the blocks read and write, carried from the embedding to the head.
 struct StreamState {
   Tensor x;                     // what the next block reads: (B, T, C)
-  std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them)
+  std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them;
+                                // Attention Residuals: the sublayer outputs, or the completed block sums)
   Tensor first_values;          // V_1: the first block's attention values (B, T, Hkv·D) (value residual)
   Tensor block_sum;             // the current block's partial sum of sublayer outputs (Block AttnRes)
 };

@@ -137,7 +137,7 @@ TEST_CASE("Attention Residuals: generation on a KV cache equals the whole forwar
   }
 }
 
-TEST_CASE("Attention Residuals: model files keep the scheme and its block size; older files load without it",
+TEST_CASE("Attention Residuals: model files keep the scheme and its block size, and older files load without it",
           "[stream][attnres][io]") {
   manual_seed(121);
   nn::TransformerLM lm(attnres_config(2));
