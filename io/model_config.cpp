@@ -110,7 +110,7 @@ std::int64_t version_of_field(const std::string& name) {
                                                   "norm_alpha0_attn", "norm_alpha0_ffn", "norm_alpha0_final"};
   static const std::set<std::string> version_4 = {"branch_depth_exponent", "branch_base_depth", "embed_scale",
                                                   "embed_scale_learnable"};
-  static const std::set<std::string> version_5 = {"hc_rate", "hc_dynamic", "sinkhorn_iterations"};
+  static const std::set<std::string> version_5 = {"hc_rate", "hc_dynamic", "sinkhorn_iterations", "attnres_block_size"};
   if (version_5.count(name)) return 5;
   if (version_4.count(name)) return 4;
   return version_3.count(name) ? 3 : version_2.count(name) ? 2 : 1;

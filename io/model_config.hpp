@@ -38,8 +38,9 @@ using Metadata = std::vector<std::pair<std::string, MetaValue>>;
 //   4  the depth parametrization's block.branch_depth_exponent and branch_base_depth (absent
 //      from older files: 0 and 1, the standard parametrization their models ran); the token
 //      embedding's multiplier embed_scale and embed_scale_learnable (absent: 1, fixed)
-//   5  Hyper-Connections and mHC: stream.hc_rate, hc_dynamic, sinkhorn_iterations (absent
-//      from older files, whose schemes did not read them: the defaults)
+//   5  Hyper-Connections and mHC: stream.hc_rate, hc_dynamic, sinkhorn_iterations; Attention
+//      Residuals' stream.attnres_block_size (absent from older files, whose schemes did not read
+//      them: the defaults)
 inline constexpr std::int64_t kModelConfigVersion = 5;
 
 // The "config.*" entries of a model.

@@ -140,7 +140,8 @@ std::optional<std::int64_t> TransformerLM::max_length() const {
 void TransformerLM::set_activation_checkpointing(bool on) {
   if (on && stream->reaches_into_blocks())
     throw ValueError("TransformerLM: activation checkpointing recomputes each block alone, but the stream scheme " +
-                     config.stream.scheme.name + " reaches into the blocks' attention; train it without checkpointing");
+                     config.stream.scheme.name + " reaches into the blocks' attention or replaces their formula; train it "
+                     "without checkpointing");
   for (const auto& b : *blocks) static_cast<TransformerBlock&>(*b).checkpoint_activations = on;
 }
 

@@ -112,6 +112,9 @@ Options::Options()
       ->check(cli::range(0, 1));
   model_flag("--sinkhorn-iterations", s.sinkhorn_iterations, "with --stream mhc: the Sinkhorn–Knopp iterations that make "
              "H_res doubly stochastic", "stream.sinkhorn_iterations")->check(cli::positive);
+  model_flag("--attnres-block-size", s.attnres_block_size, "with --stream attention_residuals: sublayers (attention "
+             "and FFN each count) per block of Block AttnRes, summed within and attended over across blocks (1: Full "
+             "AttnRes)", "stream.attnres_block_size")->check(cli::positive);
   model_flag("--norm", s.norm,
              nn::name_list_if(nn::norm_registry(), plain) + " (their formulas: tapegrad-inspect --placements)",
              "block.norm")->check(CLI::IsMember(plain_norms()));
@@ -235,6 +238,7 @@ nn::TransformerLMConfig Options::model_config(std::int64_t vocab_size) const {
   config.stream.hc_rate = s.hc_rate;
   config.stream.hc_dynamic = s.hc_dynamic != 0;
   config.stream.sinkhorn_iterations = s.sinkhorn_iterations;
+  config.stream.attnres_block_size = s.attnres_block_size;
   config.block.residual_scale = s.residual_scale;
   config.block.dropout = s.dropout;
   config.block.branch_depth_exponent = s.branch_depth_exponent;

@@ -42,6 +42,7 @@ struct Settings {
   std::int64_t dwa_dilation = 1, dwa_period = 1, value_lambda_learnable = 0;
   double value_lambda1 = 0.5, value_lambda2 = 0.5;
   std::int64_t hc_rate = 4, hc_dynamic = 1, sinkhorn_iterations = 20;  // hyper_connections, mhc
+  std::int64_t attnres_block_size = 1;
   // the run
   std::int64_t batch = 16, steps = 1000, warmup = 100, eval_interval = 200, eval_batches = 8;
   double lr = 3e-3, min_lr_ratio = 0.1, weight_decay = 0.1, clip = 1.0;

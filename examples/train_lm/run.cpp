@@ -86,6 +86,7 @@ std::unique_ptr<optim::AdamW> make_optimizer(nn::TransformerLM& model, const Set
 void print_model(const nn::TransformerLM& m) {
   const auto& c = m.config;
   std::string extra = c.stream.scheme.name == "plain" ? "" : ", stream " + c.stream.scheme.name;
+  if (c.stream.attnres_block_size != 1) extra += ", attnres_block_size " + std::to_string(c.stream.attnres_block_size);
   if (c.block.branch_depth_exponent != 0.0)
     extra += ", branch multiplier " + number_str(c.block.branch_multiplier(c.n_layers)) + " (exponent " +
              number_str(c.block.branch_depth_exponent) + ", base depth " + std::to_string(c.block.branch_base_depth) + ")";

@@ -9,7 +9,8 @@
 
 namespace tapegrad::nn {
 
-StreamInfo plain_stream(), denseformer_stream(), value_residual_stream(), hyper_connections_stream(), mhc_stream();
+StreamInfo plain_stream(), denseformer_stream(), value_residual_stream(), hyper_connections_stream(), mhc_stream(),
+    attention_residuals_stream();
 
 namespace {
 std::deque<StreamInfo>& registry() {
@@ -19,6 +20,7 @@ std::deque<StreamInfo>& registry() {
       value_residual_stream(),  // value_residual  V_n ← λ1·V_1 + λ2·V_n
       hyper_connections_stream(),  // hyper_connections  x_i ← Σ_j H_res_ij·x_j + H_post_i·F(N(Σ_j H_pre_j·x_j))
       mhc_stream(),                // mhc             the same, H_res doubly stochastic (Sinkhorn–Knopp)
+      attention_residuals_stream(),  // attention_residuals  h_k = Σ_{i<k} softmax_i(w_k·RMSNorm(v_i))·v_i
   };
   return schemes;
 }
@@ -39,7 +41,7 @@ std::string stream_names(const std::string& last_separator) { return name_list(r
 std::string stream_help() {
   std::ostringstream os;
   os << "Stream schemes (x_l: the stream after block l, X_0 the embedding and X_j block j's output, V_n: block n's "
-        "attention values):\n";
+        "attention values, v_i: the i-th sublayer's output):\n";
   for (const StreamInfo& s : registry())
     os << "  " << s.name << std::string(s.name.size() < 16 ? 16 - s.name.size() : 1, ' ') << s.formula << "\n";
   return os.str();

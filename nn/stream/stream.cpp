@@ -67,6 +67,11 @@ void StreamConfig::validate() const {
   refuse_unless(hc, hc_dynamic == d.hc_dynamic, "hc_dynamic", hc_dynamic ? "true" : "false", &StreamInfo::hc_settings, "true");
   refuse_unless(sinkhorn, sinkhorn_iterations == d.sinkhorn_iterations, "sinkhorn_iterations",
                 std::to_string(sinkhorn_iterations), &StreamInfo::sinkhorn_settings, "20");
+  if (attnres_block_size < 1)
+    throw ValueError("StreamConfig: attnres_block_size must be >= 1 (sublayers per block; 1: Full AttnRes), got " +
+                     std::to_string(attnres_block_size));
+  refuse_unless(info.attnres_settings, attnres_block_size == d.attnres_block_size, "attnres_block_size",
+                std::to_string(attnres_block_size), &StreamInfo::attnres_settings, "1");
 }
 
 }  // namespace tapegrad::nn

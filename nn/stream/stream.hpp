@@ -16,6 +16,10 @@
 //                   x_i ← Σ_j H_res_ij·x_j + H_post_i·F(N(Σ_j H_pre_j·x_j))   (Zhu et al. 2024)
 //   mhc             the same with H_res doubly stochastic (Sinkhorn–Knopp), H_pre, H_post ≥ 0
 //                                                (Xie et al. 2025, DeepSeek's mHC)
+//   attention_residuals
+//                   h_k = Σ_{i<k} α_{i→k}·v_i    each sublayer (attention, FFN) reads a softmax
+//                                                over the embedding and the sublayer outputs
+//                                                v_i (Kimi Team 2026, Attention Residuals)
 //
 // A model runs its blocks through its stream:
 //
@@ -24,10 +28,12 @@
 //   Tensor h = stream.end(s);                               // what the final norm and head read
 //
 // The state can be more than one tensor: the outputs of every block so far (DenseFormer), the
-// first block's values (value residual). A scheme is a Module: its parameters (DenseFormer's
-// α) are the model's, under "stream." in its state dict. Adding a scheme: one unit file here
-// and its line in registry.cpp; a program registers its own with register_stream() before it
-// builds or loads a model (docs/residuals.md shows one).
+// first block's values (value residual), the sublayers' outputs and the current block's sum
+// (Attention Residuals, which runs each block's sublayers itself: BlockContext::formula). A
+// scheme is a Module: its parameters (DenseFormer's α) are the model's, under "stream." in its
+// state dict. Adding a scheme: one unit file here and its line in registry.cpp; a program
+// registers its own with register_stream() before it builds or loads a model (docs/residuals.md
+// shows one).
 #pragma once
 
 #include <deque>
@@ -73,6 +79,10 @@ struct StreamConfig {
   bool hc_dynamic = true;
   // mHC: the Sinkhorn–Knopp iterations that make H_res doubly stochastic (t_max = 20 in the paper).
   std::int64_t sinkhorn_iterations = 20;
+  // Attention Residuals (Kimi Team 2026, §3.2): the sublayers (attention and FFN each count)
+  // in blocks of this many, summed within a block, attended over across blocks (Block AttnRes);
+  // 1: every sublayer output is a source of its own (Full AttnRes).
+  std::int64_t attnres_block_size = 1;
 
   // Throws ValueError naming the first invalid setting, or a setting its scheme does not use.
   void validate() const;
@@ -89,14 +99,17 @@ struct StreamConfig {
     f("hc_rate", self.hc_rate);  // model config version 5 (older files: the defaults)
     f("hc_dynamic", self.hc_dynamic);
     f("sinkhorn_iterations", self.sinkhorn_iterations);
+    f("attnres_block_size", self.attnres_block_size);
   }
 };
 
 // What the blocks read and write, carried from the embedding to the head.
 struct StreamState {
   Tensor x;                     // what the next block reads: (B, T, C), or (B, T, n, C) when widened (hyper_connections)
-  std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them)
+  std::vector<Tensor> outputs;  // X_0 (the embedding), X_1 .. X_l: block outputs so far (schemes that keep them;
+                                // Attention Residuals: the sublayer outputs, or the completed block sums)
   Tensor first_values;          // V_1: the first block's attention values (B, T, Hkv·D) (value residual)
+  Tensor block_sum;             // the current block's partial sum of sublayer outputs (Block AttnRes)
 };
 
 // A scheme: the plain stream, unless a unit overrides a step.
@@ -152,6 +165,7 @@ struct StreamInfo {
   bool value_settings = false;  // uses StreamConfig's value_lambda* (value residual)
   bool hc_settings = false;     // uses StreamConfig's hc_rate and hc_dynamic (hyper_connections, mhc)
   bool sinkhorn_settings = false;  // uses StreamConfig's sinkhorn_iterations (mhc)
+  bool attnres_settings = false;  // uses StreamConfig's attnres_block_size (Attention Residuals)
   std::function<std::shared_ptr<ResidualStream>(const StreamBuild&)> make;
 };
 
@@ -165,7 +179,7 @@ void register_stream(StreamInfo info);
 const StreamInfo& stream_info(const StreamScheme& s);
 // The registered scheme called name; ValueError "unknown stream scheme 'x' (expected plain, ...)".
 StreamScheme stream_scheme_from_name(const std::string& name);
-// "plain, denseformer or value_residual"
+// "plain, denseformer, value_residual or attention_residuals"
 std::string stream_names(const std::string& last_separator = " or ");
 // One line per scheme, for --help.
 std::string stream_help();

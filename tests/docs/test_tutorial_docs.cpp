@@ -162,7 +162,8 @@ TEST_CASE("docs/residuals.md: the blocks are the snippet files", "[docs][nn]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/residuals.md"));
   const std::vector<std::string> files = {"residuals_placements", "residuals_block", "residuals_rezero", "residuals_recent",
                                           "residuals_stack", "residuals_ngpt",
-                                          "residuals_hyper_connections", "residuals_depth_mup"};
+                                          "residuals_hyper_connections", "residuals_attnres",
+                                          "residuals_depth_mup"};
   REQUIRE(blocks.size() == files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
     INFO("block " << i << " of docs/residuals.md vs docs/snippets/" << files[i] << ".inc");
@@ -327,6 +328,14 @@ TEST_CASE("docs/residuals.md: an mHC model of four copies, and its stream's norm
   for (double n : stream_norm) CHECK(std::isfinite(n));
   CHECK(lm.stream->named_parameters().size() == 12 * 8);  // 8 per sublayer
   watch.remove();
+}
+
+TEST_CASE("docs/residuals.md: Attention Residuals in blocks of four sublayers", "[docs][nn][attnres]") {
+#include "../../docs/snippets/residuals_attnres.inc"
+  const auto state = io::state_dict(*model);
+  CHECK(state.contains("stream.depth.16.query"));
+  CHECK(!state.contains("stream.depth.17.query"));
+  CHECK(model->forward(tensor({1, 2, 3, 4, 5, 6}, {2, 3}, DType::int64)).shape() == Shape{2, 3, 32});
 }
 
 TEST_CASE("docs/residuals.md: the depth parametrization's m and AdamW groups", "[docs][nn][depth_mup]") {

@@ -10,6 +10,7 @@
 
 #include "io/io_helpers.hpp"
 #include "nn/nn_helpers.hpp"
+#include "nn/lm_cache_check.hpp"
 #include "nn/lm_gradcheck.hpp"
 #include "support/gradcheck_catch.hpp"
 
@@ -172,13 +173,7 @@ TEST_CASE("Generation on a KV cache under each scheme equals the whole forward",
     nn::TransformerLM lm(lm_config(scheme));
     randomize_parameters_(lm, 52, 0.5);
     lm.eval();
-    const Tensor tokens = tensor({1, 2, 3, 4, 5, 6}, {1, 6}, DType::int64);
-    NoGradGuard no_grad;
-    const Tensor whole = lm.forward(tokens);
-    nn::KVCache cache = lm.make_kv_cache(1, 6);
-    const Tensor first = lm.forward_cached(narrow(tokens, 1, 0, 4), cache);
-    const Tensor rest = lm.forward_cached(narrow(tokens, 1, 4, 2), cache);
-    CHECK_CLOSE(cat({first, rest}, 1), whole, 1e-12);
+    CHECK_LM_CACHED_EQUALS_WHOLE(lm);
   }
 }
 
@@ -276,6 +271,8 @@ TEST_CASE("The fuzzers' seeds hold a model file of each stream scheme, point-wis
   CHECK(dense->config.stream.dwa_dilation == 2);
   const auto values = io::load_model<nn::TransformerLM>(dir + "model_lm_value_residual.tgc");
   CHECK(values->config.stream.value_lambda_learnable);
+  const auto attnres = io::load_model<nn::TransformerLM>(dir + "model_lm_attention_residuals.tgc");
+  CHECK(attnres->config.stream.attnres_block_size == 2);
   CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_dyt.tgc")->config.block.norm.name == "dyt");
   CHECK(io::load_model<nn::TransformerLM>(dir + "model_lm_derf.tgc")->config.block.norm.name == "derf");
   const auto gpas = io::load_model<nn::TransformerLM>(dir + "model_lm_gpas.tgc");  // and of each newer placement

@@ -7,18 +7,14 @@
 // check_adamw_steps says why the key bias within 1e-8).
 #include <string>
 
-#include <catch2/catch.hpp>
-#include <tapegrad/tapegrad.hpp>
-
-#include "support/reference.hpp"
+#include "nn/stream_reference_lm.hpp"
 
 using namespace tapegrad;
-using tapegrad::testing::ReferenceFile;
+using namespace tapegrad::testing;
 
 namespace {
 
 constexpr double kTol = 1e-10;
-constexpr std::int64_t kVocab = 11;
 
 const ReferenceFile& stream_reference() {
   static const ReferenceFile file(std::string(TAPEGRAD_REFERENCE_DIR) + "/stream_reference.txt",
@@ -26,46 +22,23 @@ const ReferenceFile& stream_reference() {
   return file;
 }
 
-// make_stream_reference.py's model: make_nn_reference's LM (d_model 8, 2 heads, d_ff 16, exact
-// GELU, tied head), Pre-LN with LayerNorm, joined by the stream scheme `scheme`.
+// make_stream_reference.py's model (stream_reference_lm.hpp) joined by the stream scheme
+// `scheme`, its λ learned under value residual.
 std::shared_ptr<nn::TransformerLM> reference_lm(const std::string& scheme) {
-  nn::TransformerLMConfig c;
-  c.vocab_size = kVocab;
-  c.max_seq_len = 8;
-  c.n_layers = 2;
-  c.tie_weights = true;
-  c.block = {.d_model = 8, .n_heads = 2, .d_ff = 16, .activation = nn::Activation::gelu,
-             .placement = nn::Placement::pre, .dtype = DType::float64};
-  c.stream.scheme = scheme;
-  c.stream.value_lambda_learnable = scheme == "value_residual";
-  auto lm = std::make_shared<nn::TransformerLM>(c);
-  tapegrad::testing::load_reference_parameters(*lm, stream_reference(), scheme + ".param.", DType::float64);
-  return lm;
-}
-
-Tensor loss_of(nn::TransformerLM& lm, const std::string& scheme) {
-  const Tensor tokens = stream_reference().get(scheme + ".tokens"), targets = stream_reference().get(scheme + ".targets");
-  return cross_entropy(lm.forward(tokens).reshape({tokens.numel(), kVocab}), targets.reshape({targets.numel()}));
+  nn::StreamConfig stream;
+  stream.scheme = scheme;
+  stream.value_lambda_learnable = scheme == "value_residual";
+  return reference_stream_lm(stream, stream_reference(), scheme + ".");
 }
 
 }  // namespace
 
 TEST_CASE("DenseFormer and value residual LMs match PyTorch: logits, loss and every gradient",
           "[nn][stream][reference]") {
-  const ReferenceFile& ref = stream_reference();
   for (const std::string scheme : {"denseformer", "value_residual"}) {
     DYNAMIC_SECTION(scheme) {
       auto lm = reference_lm(scheme);
-      CHECK_CLOSE("logits", lm->forward(ref.get(scheme + ".tokens")), ref.get(scheme + ".logits"), kTol, 0.0);
-      const Tensor loss = loss_of(*lm, scheme);
-      CHECK_CLOSE("loss", loss, ref.get(scheme + ".loss"), kTol, 0.0);
-      loss.backward();
-      std::size_t stream_params = 0;
-      for (const auto& [name, p] : lm->named_parameters()) {
-        CHECK_CLOSE("grad " + name, p.grad(), ref.get(scheme + ".grad." + name), kTol, 0.0);
-        if (name.rfind("stream.", 0) == 0) ++stream_params;
-      }
-      CHECK(stream_params == 2);  // two averages; or λ1 and λ2
+      CHECK(check_stream_reference(*lm, stream_reference(), scheme + ".", kTol) == 2);  // two averages; or λ1 and λ2
     }
   }
 }
@@ -74,8 +47,8 @@ TEST_CASE("DenseFormer and value residual LMs follow PyTorch's 20 AdamW steps", 
   for (const std::string scheme : {"denseformer", "value_residual"}) {
     DYNAMIC_SECTION(scheme) {
       auto lm = reference_lm(scheme);
-      tapegrad::testing::check_adamw_steps(*lm, stream_reference(), scheme + ".", [&] { return loss_of(*lm, scheme); },
-                                           kTol, 8);
+      check_adamw_steps(*lm, stream_reference(), scheme + ".",
+                        [&] { return reference_stream_loss(*lm, stream_reference(), scheme + "."); }, kTol, 8);
     }
   }
 }
