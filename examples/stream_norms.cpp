@@ -41,10 +41,12 @@ struct Settings {
   std::string out = "stream_norms_out";
 };
 
-// One design: a label, and what it sets on Pre-LN's config (the default every design starts from).
+// One design: a label, what it sets on Pre-LN's config (the default every design starts from),
+// and what it installs on its optimizer (nGPT: the renormalization after every step).
 struct Design {
   std::string label;
   std::function<void(nn::TransformerLMConfig&)> set;
+  std::function<void(optim::Optimizer&, nn::TransformerLM&)> setup{};
 };
 
 // The designs of the figure: the placements that answer the stream's growth, and the schemes of
@@ -61,6 +63,16 @@ std::vector<Design> designs() {
       {"Pre-LN + GPAS", placement("gpas")},
       {"DenseFormer", scheme("denseformer")},
       {"value residual", scheme("value_residual")},
+      {"Hyper-Connections", scheme("hyper_connections")},  // n = 4 copies; the hooks see their sum
+      {"mHC", scheme("mhc")},
+      {"Attention Residuals", scheme("attention_residuals")},
+      // nGPT's blocks: SwiGLU, no biases, rotary positions (nn/placement/ngpt.cpp); the stream on
+      // the unit sphere, its rms 1/√d_model by construction. Trained at the others' lr.
+      {"nGPT",
+       [](nn::TransformerLMConfig& c) {
+         c.block.placement = "ngpt", c.block.activation = nn::Activation::swiglu, c.block.bias = false, c.block.rope = true;
+       },
+       [](optim::Optimizer& opt, nn::TransformerLM& model) { optim::register_ngpt_normalization(opt, model); }},
   };
 }
 
@@ -126,6 +138,14 @@ int main(int argc, char** argv) {
                              "layer (0: the embeddings)", "rms of the stream the next block reads"};
     for (study::LineChart* c : {&at_init, &trained}) c->integer_x = true, c->log_y = true;
     const std::vector<Design> all = designs();
+    // the page's table: the stream after the last block, mean [min, max] over the seeds
+    std::string markdown = "| design | rms after the last block, at init | after " + std::to_string(s.steps) +
+                           " steps | validation loss |\n|---|---|---|---|\n";
+    auto cell = [](const study::Series& line) {
+      char c[80];
+      std::snprintf(c, sizeof c, "%.3g [%.3g, %.3g]", line.y.back(), line.y_low.back(), line.y_high.back());
+      return std::string(c);
+    };
     training::Progress progress(static_cast<double>(all.size() * static_cast<std::size_t>(s.seeds)));
     progress.note("rms of the stream after the last block, mean over " + std::to_string(s.seeds) +
                   " seeds [min, max], and the validation loss after " + std::to_string(s.steps) + " steps");
@@ -135,7 +155,11 @@ int main(int argc, char** argv) {
       for (std::int64_t seed = 1; seed <= s.seeds; ++seed) {
         auto model = make_model(s, d, seed, tokenizer.vocab_size());
         for (const std::int64_t steps : {std::int64_t{0}, s.steps}) {
-          if (steps > 0) study::train_char_lm(*model, stream, s.steps, s.lr, static_cast<std::uint64_t>(seed), kB, kT, d.label);
+          if (steps > 0) {
+            std::function<void(optim::Optimizer&)> setup;
+            if (d.setup) setup = [&](optim::Optimizer& opt) { d.setup(opt, *model); };
+            study::train_char_lm(*model, stream, s.steps, s.lr, static_cast<std::uint64_t>(seed), kB, kT, d.label, setup);
+          }
           const Measured m = measure(*model, stream);
           rms[steps].push_back(m.rms);
           if (steps > 0) losses.push_back(m.loss);
@@ -166,12 +190,15 @@ int main(int argc, char** argv) {
                     d.label.c_str(), init_line.y.back(), init_line.y_low.back(), init_line.y_high.back(),
                     trained_line.y.back(), trained_line.y_low.back(), trained_line.y_high.back(), study::mean(losses));
       progress.note(row);
+      char loss[40];
+      std::snprintf(loss, sizeof loss, "%.3f", study::mean(losses));
+      markdown += "| " + d.label + " | " + cell(init_line) + " | " + cell(trained_line) + " | " + loss + " |\n";
     }
     table.write_csv(s.out + "/stream_norms.csv");
     at_init.write_svg(s.out + "/stream_norms_init.svg");
     trained.write_svg(s.out + "/stream_norms_trained.svg");
-    std::printf("%s\nwrote %s/stream_norms.csv, stream_norms_init.svg and stream_norms_trained.svg\n",
-                progress.timing().c_str(), s.out.c_str());
+    std::printf("%s\n%s\nwrote %s/stream_norms.csv, stream_norms_init.svg and stream_norms_trained.svg\n",
+                markdown.c_str(), progress.timing().c_str(), s.out.c_str());
   } catch (const std::exception& e) {
     std::fprintf(stderr, "stream_norms: error: %s\n", e.what());
     return 1;

@@ -8,8 +8,10 @@ namespace study {
 using namespace tapegrad;
 
 void train_char_lm(tapegrad::nn::TransformerLM& model, const tapegrad::data::TokenStream& stream, std::int64_t steps, double lr,
-                   std::uint64_t seed, std::int64_t B, std::int64_t T, const std::string& label) {
+                   std::uint64_t seed, std::int64_t B, std::int64_t T, const std::string& label,
+                   const std::function<void(optim::Optimizer&)>& setup) {
   optim::AdamW optimizer(optim::weight_decay_groups(model, optim::AdamOptions(lr).weight_decay(0.1)));
+  if (setup) setup(optimizer);
   optim::WarmupCosine schedule(optimizer, steps / 10, steps, /*floor=*/0.1);
   Generator batches(seed);
   model.train();

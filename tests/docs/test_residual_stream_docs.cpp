@@ -19,6 +19,7 @@
 
 using namespace tapegrad;
 using tapegrad::testing::cpp_blocks;
+using tapegrad::testing::csv_rows;
 using tapegrad::testing::kDocsDir;
 using tapegrad::testing::read_text;
 
@@ -26,19 +27,6 @@ namespace {
 
 const std::string kPage = kDocsDir + "/residual-stream.md";
 const std::string kRun = kDocsDir + "/residual-stream";
-
-// The rows of a CSV file of plain cells (the files here hold no quoted cell), header first.
-std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
-  std::vector<std::vector<std::string>> rows;
-  std::istringstream in(read_text(path));
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells;
-    std::istringstream cells_in(line);
-    for (std::string cell; std::getline(cells_in, cell, ',');) cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
 
 // One layer of the committed lens: the loss as the CSV writes it (4 significant digits), the
 // top-1 agreement, and the run's unigram baseline.

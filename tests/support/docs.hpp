@@ -45,4 +45,18 @@ inline std::vector<std::string> cpp_blocks(const std::string& markdown) {
   return blocks;
 }
 
+// The rows of a CSV file of plain cells (the files the examples commit under docs/ hold no
+// quoted cell), header first.
+inline std::vector<std::vector<std::string>> csv_rows(const std::string& path) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(read_text(path));
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::istringstream cells_in(line);
+    for (std::string cell; std::getline(cells_in, cell, ',');) cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
 }  // namespace tapegrad::testing
