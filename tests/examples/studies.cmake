@@ -12,6 +12,14 @@ tapegrad_add_test(NAME examples.depth_study_smoke
 set_tests_properties(examples.depth_study_smoke PROPERTIES
   PASS_REGULAR_EXPRESSION "plan: 2 seed\\(s\\). profile 4 x 2 depths at init. grid 5 placements x 2 depths x 1 lrs \\(\\+1 x depths 6\\).*depth_study: all checks passed \\([0-9]+ files"
   FIXTURES_SETUP depth_study_smoke_out)
+# nGPT in the study: its blocks are built as LLaMA's (nn/placement/ngpt.cpp refuses the study's
+# GELU blocks) and its matrices renormalized after every step; the smoke run with it profiled and
+# trained passes the same checks.
+tapegrad_add_test(NAME examples.depth_study_ngpt
+  COMMAND depth_study --smoke --restart --check --placements ngpt,pre --profile-placements ngpt,pre
+          --out ${CMAKE_BINARY_DIR}/examples/depth_study_ngpt_test)
+set_tests_properties(examples.depth_study_ngpt PROPERTIES
+  PASS_REGULAR_EXPRESSION "grid 2 placements x 2 depths.*depth_study: all checks passed \\([0-9]+ files")
 # Its report.html in headless Chromium: every chart drawn, nothing on the console, nothing
 # fetched, a screenshot beside it (render_html.sh says how). Skipped without Chromium
 # (bash scripts/deps.sh --tests installs it).

@@ -83,7 +83,8 @@ std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int6
   config.block.norm = variant.norm;
   config.block.residual_scale = variant.residual_scale;
   config.b2t_scaling = variant.b2t_scaling;
-  if (variant.llama) {
+  // nGPT's blocks are LLaMA's (nn/placement/ngpt.cpp refuses GELU, biases and learned positions)
+  if (variant.llama || nn::placement_info(variant.placement).hypersphere) {
     config.block.activation = nn::Activation::swiglu;
     config.block.d_ff = nn::llama_ffn_hidden(shape.d_model, 8);
     config.block.bias = false;
@@ -200,6 +201,9 @@ TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions
                   const std::function<bool(std::int64_t, double)>& after_step) {
   const auto start = std::chrono::steady_clock::now();
   auto optimizer = study::make_optimizer(model, o);
+  // nGPT's matrices go back to the unit sphere after every step, as train_lm does it (the hook
+  // lives as long as the optimizer)
+  if (nn::placement_info(model.config.block.placement).hypersphere) optim::register_ngpt_normalization(*optimizer, model);
   auto schedule = training::make_schedule(*optimizer, o.schedule_settings());
   const nn::NamedTensors params = model.named_parameters();
   std::vector<Tensor> norm_params;  // every γ and β of the norm layers (names with "norm")

@@ -3,7 +3,8 @@
 // scale α and whether the blocks' weights are scaled at init. The variants are
 //
 //   every placement of the registry (nn/placement/placement.hpp: post, pre, b2t, deepnorm,
-//   rezero, none, and any placement added there), with its name, label and formula;
+//   rezero, none, and any placement added there), with its name, label and formula (nGPT's
+//   with LLaMA's blocks, which it requires, and its renormalization after every step: runs.cpp);
 //
 //   and the study's own, each derived from a registered placement:
 //     b2t-scaled    b2t with every Linear weight of the blocks × L^-½ at init (b2t_scaling, nn/model_init.hpp)
