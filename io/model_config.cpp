@@ -307,6 +307,11 @@ void check_weights(const nn::TransformerLMConfig& c, const WeightCheck& w) {
   if (!c.block.rope) w.shape("pos_emb.weight", {c.max_seq_len, C});  // with rope, max_seq_len sizes nothing
   if (c.n_classes > 0) w.shape("cond_emb.weight", {c.n_classes, c.block_config().cond_dim});
   w.blocks("blocks", c.n_layers, c.block);
+  // The widened stream's parameters grow with n² (mHC's φ is n·C × (n² + 2n)): its n must be the
+  // file's before the model is built, or a stored hc_rate of 10^4 allocates gigabytes.
+  if (nn::stream_info(c.stream.scheme).hc_settings && c.n_layers > 0)
+    w.shape(std::string("stream.connections.0.") + (c.stream.scheme.name == "mhc" ? "b_post" : "static_beta"),
+            {c.stream.hc_rate});
 }
 
 void check_weights(const nn::Seq2SeqConfig& c, const WeightCheck& w) {
