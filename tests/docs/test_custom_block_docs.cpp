@@ -30,9 +30,10 @@ namespace {
 
 TEST_CASE("docs/custom-block.md: the blocks are the snippets", "[docs][nn][stream]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/custom-block.md"));
-  REQUIRE(blocks.size() == 2);
+  REQUIRE(blocks.size() == 3);
   CHECK(blocks[0] == read_text(kDocsDir + "/snippets/custom_block_formula.inc"));
   CHECK(blocks[1] == read_text(kDocsDir + "/snippets/custom_block_use.inc"));
+  CHECK(blocks[2] == read_text(kDocsDir + "/snippets/custom_block_study.inc"));  // tests/docs/custom_block_study.cpp
 }
 
 TEST_CASE("docs/custom-block.md: a block of a program's own trains, generates, saves and loads", "[docs][nn][stream]") {

@@ -76,7 +76,7 @@ void check_quotes_verdicts(const std::string& heading, const std::string& report
   const std::string report = read_text(kDocsDir + "/depth-study/" + report_file);
   const auto quoted = verdicts(table_after(page, heading), 0, 1);
   const auto measured = verdicts(table_after(report, "## Verdicts at a glance"), 0, 1);
-  CHECK(quoted.size() == 11);
+  CHECK(quoted.size() == measured.size());  // every claim the report judged, and no other
   for (const auto& [claim, words] : measured) {
     INFO(report_file << ", claim " << claim);
     const auto page_words = quoted.find(claim);

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include <tapegrad/io/file.hpp>
+
 #include "depth_study/records.hpp"
 
 using namespace depth_study;
@@ -26,6 +28,7 @@ Results one_run() {
   t.train.loss = {4.25, 3.5, NAN}, t.train.steps_done = 3, t.train.status = "non-finite", t.train.final_loss = 2.5;
   t.train.grad_norm = {1.5, INFINITY}, t.train.norm_grad_norm = {0.25, 0.125}, t.train.step_seconds = 1.25;
   t.outcome = "diverged", t.measured_after = true, t.skip_losses = {3.0, 3.25}, t.measure_seconds = 0.75;
+  t.measured_stream = true, t.stream_rms_init = {1, 1.5}, t.stream_rms_after = {1, 4}, t.lens = {4.5, 3.25, 3.0};
   r.trained.push_back(t);
   r.translate.push_back({"post", 6, 1, false, 2.5, 0.25, 0.5, 9.0, 7});
   return r;
@@ -49,6 +52,10 @@ TEST_CASE("depth study records read back field for field", "[depth_study][record
   CHECK(t.train.steps_done == 3);
   CHECK(t.measured_after);
   CHECK(t.skip_losses == std::vector<double>{3.0, 3.25});
+  CHECK(t.measured_stream);
+  CHECK(t.stream_rms_init == std::vector<double>{1, 1.5});
+  CHECK(t.stream_rms_after == std::vector<double>{1, 4});
+  CHECK(t.lens == std::vector<double>{4.5, 3.25, 3.0});
   REQUIRE(back.translate.size() == 1);
   CHECK(back.translate[0].placement == "post");
   CHECK(back.translate[0].task == 7);
@@ -80,6 +87,24 @@ TEST_CASE("depth study records refuse bytes that are not a whole record", "[dept
     flipped.back() = static_cast<char>(flipped.back() ^ 1);
     CHECK_THROWS_WITH(read_record(flipped, record_head("shared", "run A")), Contains("checksum"));
   }
+}
+
+// A record of version 4, before the residual stream's measurements (the fuzzer's seed, made by
+// that version with record_head("fuzz", "run")): the runs recorded then are not run again.
+TEST_CASE("depth study records of version 4 read back, without the stream's measurements", "[depth_study][records]") {
+  const std::string v4 = tapegrad::io::read_file(std::string(TAPEGRAD_SOURCE_DIR) + "/tests/io/corpus/seeds/depth_study_record/train_whole.record");
+  REQUIRE(v4.rfind("tapegrad depth_study record 4\n", 0) == 0);
+  const Results back = read_record(v4, record_head("fuzz", "run"));
+  REQUIRE_FALSE(back.trained.empty());
+  for (const TrainedRecord& t : back.trained) {
+    CHECK_FALSE(t.measured_stream);
+    CHECK(t.lens.empty());
+  }
+  CHECK_THROWS_WITH(read_record(v4, record_head("fuzz", "another run")), Contains("another run's key"));
+  // and a version it never wrote is not a record
+  std::string v3 = v4;
+  v3[std::strlen("tapegrad depth_study record ")] = '3';
+  CHECK_THROWS_WITH(read_record(v3, record_head("fuzz", "run")), Contains("another run's key"));
 }
 
 TEST_CASE("a records folder finds a run by its key and its shared settings", "[depth_study][records]") {

@@ -49,6 +49,40 @@ TEST_CASE("depth study: the best lr is the vertex of the parabola in log(lr)") {
   CHECK(best_lr(ends, s, "pre", 1) == Approx(8e-3));
 }
 
+TEST_CASE("depth study: the best lr of any sweep (the stream stage's at each depth)") {
+  Settings s;
+  Results r;
+  const double best = 3e-3;
+  for (double lr : {1e-3, 3e-3, 1e-2})
+    r.trained.push_back(run("stream", "completep", 8, lr, 1, "trains", 2.0 + std::pow(std::log(lr / best), 2), s.setup));
+  const LrSweep sweep{"stream", 8, {1e-3, 3e-3, 1e-2}, s.setup};
+  CHECK(best_lr(r, sweep, "completep", 1) == Approx(best).epsilon(1e-9));
+  CHECK(best_lr_edge(r, sweep, "completep", 1) == 0);
+  CHECK(std::isnan(best_lr(r, LrSweep{"stream", 2, {1e-3, 3e-3, 1e-2}, s.setup}, "completep", 1)));  // not at that depth
+}
+
+TEST_CASE("depth study: the steps to reach a loss, and one run's steps against another's") {
+  TrainResult fast, slow;
+  // losses falling by 0.1 a step from 3.0 (fast) and by 0.05 (slow), 20 steps each
+  for (int i = 0; i < 20; ++i) fast.loss.push_back(3.0 - 0.1 * i), slow.loss.push_back(3.0 - 0.05 * i);
+  fast.steps_done = slow.steps_done = 20;
+  // the final loss is the mean of the last tenth (2 steps), as train() computes it
+  fast.final_loss = (fast.loss[18] + fast.loss[19]) / 2, slow.final_loss = (slow.loss[18] + slow.loss[19]) / 2;
+  // A run reaches its own final loss at its last step.
+  CHECK(steps_to_reach(fast, fast.final_loss) == 20);
+  CHECK(steps_to_reach(slow, slow.final_loss) == 20);
+  CHECK(steps_to_reach(fast, 2.05) == 11);
+  CHECK(std::isnan(steps_to_reach(slow, 1.0)));  // never
+  // fast reaches slow's final loss (2.075) at step 11 of 20: 0.55 of the steps
+  CHECK(relative_steps(fast, slow) == Approx(11.0 / 20));
+  // slow ends above fast's final loss (1.15): fast's 20 steps over the 11 it needed for slow's
+  CHECK(relative_steps(slow, fast) == Approx(20.0 / 11));
+  CHECK(relative_steps(fast, fast) == 1);
+  TrainResult diverged = fast;
+  diverged.status = "non-finite", diverged.final_loss = NAN;
+  CHECK(std::isnan(relative_steps(diverged, slow)));
+}
+
 TEST_CASE("depth study: the deepest trainable depth stops at the first failure") {
   Settings s;
   s.depths = {3, 6, 12, 24};

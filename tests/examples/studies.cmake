@@ -20,6 +20,15 @@ tapegrad_add_test(NAME examples.depth_study_ngpt
           --out ${CMAKE_BINARY_DIR}/examples/depth_study_ngpt_test)
 set_tests_properties(examples.depth_study_ngpt PROPERTIES
   PASS_REGULAR_EXPRESSION "grid 2 placements x 2 depths.*depth_study: all checks passed \\([0-9]+ files")
+# A placement registered by a program outside the library joins the study: docs/custom-block.md's
+# parallel block, trained in the grid and profiled beside Pre-LN, and named in the report.
+add_executable(custom_block_study ${PROJECT_SOURCE_DIR}/tests/docs/custom_block_study.cpp)
+target_link_libraries(custom_block_study PRIVATE tapegrad_depth_study)
+tapegrad_add_test(NAME examples.depth_study_custom_block
+  COMMAND custom_block_study --smoke --restart --check --placements parallel,pre --profile-placements parallel,pre
+          --out ${CMAKE_BINARY_DIR}/examples/depth_study_custom_block_test)
+set_tests_properties(examples.depth_study_custom_block PROPERTIES
+  PASS_REGULAR_EXPRESSION "grid 2 placements x 2 depths.*grid parallel L=2.*depth_study: all checks passed \\([0-9]+ files")
 # Its report.html in headless Chromium: every chart drawn, nothing on the console, nothing
 # fetched, a screenshot beside it (render_html.sh says how). Skipped without Chromium
 # (bash scripts/deps.sh --tests installs it).
@@ -81,6 +90,7 @@ set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
 add_executable(depth_study_summary_test ${CMAKE_CURRENT_LIST_DIR}/depth_study_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/depth_study_records_test.cpp)
 target_link_libraries(depth_study_summary_test PRIVATE tapegrad_catch_main tapegrad_depth_study Catch2::Catch2)
+target_compile_definitions(depth_study_summary_test PRIVATE TAPEGRAD_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # a version-4 record
 add_test(NAME examples.depth_study_summary COMMAND depth_study_summary_test)
 # An unknown placement is refused, naming it.
 tapegrad_add_test(NAME examples.depth_study_rejects_placement REFUSAL COMMAND depth_study --placements pre,postln --smoke)

@@ -1,6 +1,6 @@
 // claims.cpp — the report around the claims: the verdicts at a glance, the setup, the grid and
 // its deepest-trainable-depth chart, then each claim's section (claims_gradients.cpp,
-// claims_training.cpp, claims_variants.cpp, claims_diagnostics.cpp: one function per claim, with the rule of its verdict), the setups side
+// claims_training.cpp, claims_variants.cpp, claims_diagnostics.cpp, claims_stream.cpp, claims_schemes.cpp: one function per claim, with the rule of its verdict), the setups side
 // by side and the PyTorch twin. A rule only ever speaks of what the run measured: a stage that
 // was not run, a depth that was not reached, gives "not measured" with the reason.
 #include "claims.hpp"
@@ -244,18 +244,24 @@ void setups_section(Writer& w) {
 
 }  // namespace
 
+// Every claim's section, in the order of the report.
+constexpr void (*kClaims[])(Writer&) = {claim_1,  claim_2,  claim_3,  claim_4,  claim_5,  claim_6,  claim_7,  claim_8,  claim_9,
+                                        claim_10, claim_11, claim_12, claim_13, claim_14, claim_15, claim_16, claim_17, claim_18};
+
 Report build_report(const Settings& s, const Results& r) {
   // The claims are judged first into a scratch report, so that the verdicts can be listed at
   // the top of the real one.
   Report scratch;
   {
     Writer w{s, r, scratch};
-    for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);
+    for (auto* claim : kClaims) claim(w);
   }
   Report out;
   Writer w{s, r, out};
-  w.doc().paragraph("Ten claims that articles make about residual connections and normalization in deep transformers, and "
-                    "the seed article's training diagnostic as an eleventh, each measured on this machine. Every verdict below "
+  w.doc().paragraph("Ten claims that articles make about residual connections and normalization in deep transformers, "
+                    "the seed article's training diagnostic as an eleventh, and seven claims of the residual stream's newer "
+                    "designs (depth parametrizations, norm-free blocks, Hyper-Connections, value residual, nGPT, DenseFormer, "
+                    "the logit lens), each measured on this machine. Every verdict below "
                     "comes from the figures of its section; what the run did not measure says so. Where a verdict compares two "
                     "figures over the seeds it rests on a 95% interval, formatted \"0.12 [0.03, 0.21] (paired t, 3 seeds)\": "
                     "supported when the interval excludes no effect in the claimed direction, not supported when it excludes "
@@ -265,7 +271,7 @@ Report build_report(const Settings& s, const Results& r) {
   setup_section(w);
   time_section(w);
   grid_section(w);
-  for (auto* claim : {claim_1, claim_2, claim_3, claim_4, claim_5, claim_6, claim_7, claim_8, claim_9, claim_10, claim_11}) claim(w);
+  for (auto* claim : kClaims) claim(w);
   setups_section(w);
   budget_section(w);
   torch_section(w);

@@ -16,6 +16,16 @@
 //   11  the seed article's diagnostic: the norm layers' gradient norm → 0 means the lr is too
 //       low, → ∞ calls for gradient clipping (tested as a forecast of which runs fail)
 //
+// and the residual stream's designs (the stream stage):
+//   12  Depth-μP / CompleteP: the best learning rate transfers across depth under branch
+//       multipliers 1/√L or 1/L, and drifts under the standard parametrization
+//   13  DyT is ahead of LayerNorm with few tokens and behind with many (Derf beside it)
+//   14  mHC keeps the stream bounded with depth where Hyper-Connections grow it
+//   15  value residual reaches Pre-LN's loss with about 20% fewer tokens
+//   16  nGPT reaches the same loss in 4–20× fewer steps
+//   17  DenseFormer matches a deeper model's loss
+//   18  the logit lens: the depth at which the prediction forms, Post-LN against Pre-LN
+//
 // Each claim's section gives the claim, the setup that tests it, the measurement (tables and
 // charts, every trained figure as mean ± spread over the seeds, with the diverged runs
 // counted) and a verdict per part of the claim: supported, not supported, depends (on a

@@ -97,6 +97,17 @@ struct Writer {
     for (auto* t : measured(p)) v.push_back(f(*t));
     return stat_of(v);
   }
+  // The stream stage's runs (claims 12–18) of a placement at a depth and lr, trained for
+  // `steps` (0: --steps) with the warm-up of that budget (the default setup otherwise).
+  std::vector<const TrainedRecord*> stream_runs(const std::string& p, std::int64_t depth, double lr, std::int64_t steps = 0,
+                                                std::int64_t warmup = -1) const {
+    Setup setup = s.setup;
+    if (warmup >= 0) setup.warmup = warmup;
+    std::vector<const TrainedRecord*> out;
+    for (auto* t : runs_of(r, "stream", p, depth, lr, setup))
+      if (t->steps == (steps > 0 ? steps : s.train.steps)) out.push_back(t);
+    return out;
+  }
   // f of each run, placed by its seed in the order of --seeds (NaN for a seed without a run):
   // two placements' vectors line up seed by seed, the form the paired intervals take.
   std::vector<double> by_seed(const std::vector<const TrainedRecord*>& runs,
@@ -155,5 +166,12 @@ void claim_8(Writer& w);
 void claim_9(Writer& w);
 void claim_10(Writer& w);
 void claim_11(Writer& w);
+void claim_12(Writer& w);  // claims_stream.cpp
+void claim_13(Writer& w);
+void claim_14(Writer& w);
+void claim_15(Writer& w);  // claims_schemes.cpp
+void claim_16(Writer& w);
+void claim_17(Writer& w);
+void claim_18(Writer& w);
 
 }  // namespace depth_study

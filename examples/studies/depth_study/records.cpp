@@ -22,6 +22,10 @@ namespace depth_study {
 
 namespace {
 
+// 5: the residual stream's measurements (TrainedRecord::measured_stream and what it measured);
+// the records of version 4 read back without them, so that no run recorded before is redone.
+constexpr int kVersion = 5, kOldestVersion = 4;
+
 template <class T>
 struct is_vector : std::false_type {};
 template <class T>
@@ -29,6 +33,7 @@ struct is_vector<std::vector<T>> : std::true_type {};
 
 class Writer {
  public:
+  static constexpr int version = kVersion;
   template <class... T>
   void operator()(const T&... v) {
     (put(v), ...);
@@ -56,7 +61,8 @@ class Writer {
 
 class Reader {
  public:
-  explicit Reader(const std::string& bytes) : bytes_(bytes) {}
+  Reader(const std::string& bytes, int version) : version(version), bytes_(bytes) {}
+  const int version;  // of the records read: the fields a version lacks keep their defaults
   template <class... T>
   void operator()(T&... v) {
     (get(v), ...);
@@ -149,6 +155,7 @@ void fields(A& a, TrainedRecord& t) {
   a(t.stage), variant(a, t.variant);
   a(t.depth, t.steps, t.lr, t.setup, t.seed, t.train, t.outcome, t.measured_after, t.after, t.skip_losses, t.measure_seconds,
     t.task);
+  if (a.version >= 5) a(t.measured_stream, t.stream_rms_init, t.stream_rms_after, t.lens);
 }
 
 }  // namespace
@@ -159,9 +166,11 @@ std::string to_bytes(const Results& r) {
   return std::move(a.bytes);
 }
 
-Results from_bytes(const std::string& bytes) {
+Results from_bytes(const std::string& bytes) { return from_bytes(bytes, kVersion); }
+
+Results from_bytes(const std::string& bytes, int version) {
   Results r;
-  Reader a(bytes);
+  Reader a(bytes, version);
   a(r.profile, r.trained, r.translate);
   if (a.left() != 0) throw tapegrad::ValueError(std::to_string(a.left()) + " bytes after the records");
   return r;
@@ -171,7 +180,7 @@ Results from_bytes(const std::string& bytes) {
 
 namespace {
 
-constexpr const char* kMagic = "tapegrad depth_study record 4\n";
+std::string magic(int version) { return "tapegrad depth_study record " + std::to_string(version) + "\n"; }
 
 // FNV-1a, 64 bits: a file name per key (the key itself is in the file and checked).
 std::uint64_t fnv1a(const std::string& text) {
@@ -199,17 +208,22 @@ std::string RecordStore::path_of(const std::string& key) const {
 bool RecordStore::has(const std::string& key) const { return load(key).has_value(); }
 
 std::string record_head(const std::string& shared_key, const std::string& key) {
-  return kMagic + shared_key + "\n" + key + "\n";
+  return magic(kVersion) + shared_key + "\n" + key + "\n";
 }
 
-Results read_record(const std::string& bytes, const std::string& head) {
-  if (bytes.size() < head.size() + 4 || bytes.compare(0, head.size(), head) != 0)
-    throw tapegrad::ValueError("another run's key, or not a record");
+Results read_record(const std::string& bytes, const std::string& current_head) {
+  // The same key under an older version's magic is the same run, read in that version's form.
+  const std::string tail = current_head.substr(std::min(current_head.size(), magic(kVersion).size()));
+  int version = kVersion;
+  std::string head = current_head;
+  while (version >= kOldestVersion && (bytes.size() < head.size() + 4 || bytes.compare(0, head.size(), head) != 0))
+    head = magic(--version) + tail;
+  if (version < kOldestVersion) throw tapegrad::ValueError("another run's key, or not a record");
   const std::string payload = bytes.substr(head.size() + 4);
   std::uint32_t crc = 0;
   for (int i = 0; i < 4; ++i) crc |= static_cast<std::uint32_t>(static_cast<unsigned char>(bytes[head.size() + i])) << (8 * i);
   if (crc != tapegrad::io::crc32(payload)) throw tapegrad::ValueError("its checksum does not match");
-  return from_bytes(payload);
+  return from_bytes(payload, version);
 }
 
 std::string write_record(const Results& one, const std::string& head) {

@@ -10,10 +10,11 @@
 // settings differ has another key, so it is never mistaken for one. A record made by an
 // older build of the study is reused all the same: --restart discards every record.
 //
-// Each file is "tapegrad depth_study record 4\n", the key, the CRC-32 of the payload and the
+// Each file is "tapegrad depth_study record 5\n", the key, the CRC-32 of the payload and the
 // payload (records.cpp's binary form of a Results holding that one run). A file that does not
 // read back whole, with its key and checksum (a stray file, a disk error), is not a record:
-// the run is done again, with a warning.
+// the run is done again, with a warning. A record of version 4 (before the residual stream's
+// measurements) reads back with the same key, without them.
 #pragma once
 
 #include <cstdint>
@@ -54,5 +55,7 @@ Results read_record(const std::string& bytes, const std::string& head);
 // rank 0). from_bytes throws ValueError on bytes it cannot read whole.
 std::string to_bytes(const Results& r);
 Results from_bytes(const std::string& bytes);
+// The payload of a record of an older version (4 or 5).
+Results from_bytes(const std::string& bytes, int version);
 
 }  // namespace depth_study

@@ -83,6 +83,9 @@ std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int6
   config.block.norm = variant.norm;
   config.block.residual_scale = variant.residual_scale;
   config.b2t_scaling = variant.b2t_scaling;
+  config.stream = variant.stream;
+  config.block.branch_depth_exponent = variant.branch_exponent;
+  if (variant.branch_exponent != 0) config.block.branch_base_depth = variant.branch_base_depth;
   // nGPT's blocks are LLaMA's (nn/placement/ngpt.cpp refuses GELU, biases and learned positions)
   if (variant.llama || nn::placement_info(variant.placement).hypersphere) {
     config.block.activation = nn::Activation::swiglu;
@@ -186,6 +189,31 @@ double validation_loss(nn::TransformerLM& model, const Data& data) {
   return total / static_cast<double>(n);
 }
 
+std::vector<double> stream_rms(nn::TransformerLM& model, const data::Batch& probe) {
+  NoGradGuard no_grad;
+  nn::StreamRecorder recorder(model);
+  model.forward(probe.inputs);
+  std::vector<double> rms;
+  for (const Tensor& h : recorder.streams()) rms.push_back(std::sqrt(mean(mul(h, h)).item()));
+  return rms;
+}
+
+std::vector<double> lens_losses(nn::TransformerLM& model, const Data& data) {
+  nn::LogitLens lens;
+  {
+    NoGradGuard no_grad;
+    nn::StreamRecorder recorder(model);
+    const nn::Readout readout = nn::lm_readout(model);
+    for (const data::Batch& b : data.validation) {
+      model.forward(b.inputs);
+      lens.add(recorder.streams(), readout, b.targets);
+    }
+  }
+  std::vector<double> losses;
+  for (const nn::LensLayer& l : lens.layers()) losses.push_back(l.loss);
+  return losses;
+}
+
 std::vector<double> skip_block_losses(nn::TransformerLM& model, const Data& data) {
   std::vector<double> losses;
   for (std::size_t l = 0; l < model.blocks->size(); ++l) {
@@ -200,7 +228,17 @@ std::vector<double> skip_block_losses(nn::TransformerLM& model, const Data& data
 TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions& o,
                   const std::function<bool(std::int64_t, double)>& after_step) {
   const auto start = std::chrono::steady_clock::now();
-  auto optimizer = study::make_optimizer(model, o);
+  // Under a depth parametrization the blocks' lr and Adam's ε follow the depth as well
+  // (optim/depth_scaling.hpp); every other run keeps the study's optimizer as it was.
+  std::unique_ptr<optim::Optimizer> optimizer;
+  if (model.config.block.branch_depth_exponent != 0) {
+    if (o.optimizer == "sgd") throw ValueError("the depth parametrizations (depth-mup, completep) scale Adam's lr and ε: --optimizer sgd has no ε");
+    const auto options = optim::AdamOptions(o.lr).betas(optim::Betas(0.9, o.beta2)).weight_decay(o.weight_decay);
+    if (o.optimizer == "adam") optimizer = std::make_unique<optim::Adam>(optim::depth_scaled_groups(model, options));
+    else optimizer = std::make_unique<optim::AdamW>(optim::depth_scaled_groups(model, options));
+  } else {
+    optimizer = study::make_optimizer(model, o);
+  }
   // nGPT's matrices go back to the unit sphere after every step, as train_lm does it (the hook
   // lives as long as the optimizer)
   if (nn::placement_info(model.config.block.placement).hypersphere) optim::register_ngpt_normalization(*optimizer, model);

@@ -119,6 +119,14 @@ struct TrainResult {
 TrainResult train(tapegrad::nn::TransformerLM& model, const Data& data, const TrainOptions& options,
                   const std::function<bool(std::int64_t, double)>& after_step);
 
+// [l] = sqrt(mean(h_l²)) of the stream h_l after block l on the probe batch, l = 0 (the
+// embeddings) … L, as the next block reads it (nn::StreamRecorder: under Hyper-Connections and
+// mHC the sum of the n copies, what the head would read). One forward, without gradients.
+std::vector<double> stream_rms(tapegrad::nn::TransformerLM& model, const tapegrad::data::Batch& probe);
+// [l] = the logit lens's loss after block l (nn/diagnostics/logit_lens.hpp) over the
+// validation batches, l = 0 … L: [L] is validation_loss's.
+std::vector<double> lens_losses(tapegrad::nn::TransformerLM& model, const Data& data);
+
 // Mean cross-entropy over the validation batches.
 double validation_loss(tapegrad::nn::TransformerLM& model, const Data& data);
 // [l-1] = the validation loss with block l skipped (its output replaced by its input, by a

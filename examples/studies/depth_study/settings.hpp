@@ -12,6 +12,10 @@
 //             side by side: which claims depend on the setup
 //   translate examples/translate's encoder-decoders at several depths (claim 7)
 //   torch     a subset of the grid again in PyTorch, on the same data and settings
+//   stream    the residual stream's designs against Pre-LN (claims 12–18): the depth
+//             parametrizations' lr sweeps at several depths, DyT and Derf at several budgets,
+//             value residual, DenseFormer and nGPT at one depth, HC and mHC with the stream's
+//             size by depth, and the logit lens of Post-LN and Pre-LN
 //
 //   budget    runs of the grid and the lr stage again at fractions of the steps: how each
 //             claim's figure moves with the budget
@@ -90,6 +94,24 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   // torch
   std::vector<std::string> torch_placements = {"post", "pre", "b2t"};
   std::int64_t torch_depth = 6;
+  // stream (claims 12–18; variants.hpp has the variants)
+  // 12: the lr sweep of Pre-LN and the depth parametrizations at each depth (their base is 2 blocks)
+  std::vector<std::string> transfer_placements = {"pre", "depth-mup", "completep"};
+  std::vector<std::int64_t> transfer_depths = {2, 8};
+  std::vector<double> transfer_lrs = {1e-3, 3e-3, 1e-2};
+  // 13: DyT and Derf against Pre-LN (LayerNorm) at --scheme-depth, at these multiples of --steps
+  std::vector<std::string> norm_free_placements = {"dyt", "derf"};
+  std::vector<double> norm_free_budgets = {0.25, 1, 4};
+  // 15, 16, 17: value residual and DenseFormer against Pre-LN, nGPT against LLaMA (whose blocks
+  // it has), at --scheme-depth; DenseFormer also against Pre-LN at twice the depth
+  std::int64_t scheme_depth = 6;
+  std::vector<std::string> scheme_placements = {"value-residual", "denseformer", "ngpt"};
+  // 14: HC and mHC beside Pre-LN: the stream's size by depth, at init and after training
+  std::vector<std::string> hc_placements = {"pre", "hc", "mhc"};
+  std::vector<std::int64_t> hc_depths = {6, 24};
+  // 18: the logit lens after training
+  std::vector<std::string> lens_placements = {"post", "pre"};
+  std::int64_t lens_depth = 12;
   std::string python;  // "": python3, then Debian's /usr/bin/python3
   bool torch = true;
   bool full = false;

@@ -160,9 +160,12 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     // and is recorded for both. Only the measurements after training (at --skip-depth) are
     // part of what it does.
     const bool measured_after = (stage == "grid" || stage == "budget") && depth == s.skip_depth;
+    // The stream stage's runs are measured after training (the stream's size, the logit lens):
+    // they are their own runs, not the grid's.
+    const bool measured_stream = stage == "stream";
     const std::string key = "train " + name + " L=" + std::to_string(depth) + " lr " + exact(lr) + " " + setup.name() +
                             " seed " + std::to_string(seed) + " steps " + std::to_string(steps) +
-                            (measured_after ? " skip " + exact(s.skip_threshold) : "");
+                            (measured_after ? " skip " + exact(s.skip_threshold) : "") + (measured_stream ? " stream" : "");
     if (const auto twin = planned.find(key); twin != planned.end()) {
       auto& stages = tasks[twin->second].stages;
       if (std::find(stages.begin(), stages.end(), stage) == stages.end()) stages.push_back(stage);
@@ -170,13 +173,15 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     }
     planned[key] = tasks.size();
     add(key, static_cast<double>(depth * (steps + s.eval_batches)), [&, stage, name, depth, lr, setup, seed, steps, measured_after,
-                                                                    task = tasks.size()](training::Progress& progress, Results& out) {
+                                                                    measured_stream, task = tasks.size()](training::Progress& progress,
+                                                                                                          Results& out) {
       stop_if_interrupted(s);
       TrainedRecord r;
       r.stage = stage, r.variant = &variant_from_name(name), r.depth = depth, r.lr = lr, r.setup = setup, r.seed = seed;
       r.task = task;
       r.steps = steps;
       auto model = build_model(*r.variant, r.depth, r.setup, s.shape, V, r.seed);
+      if (measured_stream) r.stream_rms_init = stream_rms(*model, data.probe);
       if (s.checkpoint_from > 0 && r.depth >= s.checkpoint_from) model->set_activation_checkpointing(true);
       TrainOptions o = s.train;
       o.steps = steps;
@@ -202,6 +207,11 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
         model->zero_grad();
         r.skip_losses = skip_block_losses(*model, data);
         r.measured_after = true;
+      }
+      if (measured_stream && r.outcome != "diverged") {
+        r.stream_rms_after = stream_rms(*model, data.probe);
+        r.lens = lens_losses(*model, data);
+        r.measured_stream = true;
       }
       r.measure_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - measure_start).count();
       progress.line(what + ": val " + study::fmt(r.train.val_loss) + " (" + r.outcome + ")");
@@ -233,6 +243,30 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
         for (const std::string& name : s.lr_placements)
           for (double lr : s.lr_sweep) train_one("budget", name, s.lr_depth, lr, setup, seed, steps);
     }
+    // stream: the residual stream's designs (claims 12–18)
+    for (std::int64_t depth : s.transfer_depths)
+      for (const std::string& name : s.transfer_placements)
+        for (double lr : s.transfer_lrs) train_one("stream", name, depth, lr, s.setup, seed, s.train.steps);
+    for (double multiple : s.norm_free_budgets) {
+      Setup setup = s.setup;
+      setup.warmup = std::llround(static_cast<double>(s.setup.warmup) * multiple);
+      const std::int64_t steps = budget_steps(s, multiple);
+      for (const std::string& name : s.norm_free_placements)
+        for (const std::string& base : {std::string("pre"), name})
+          train_one("stream", base, s.scheme_depth, s.train.lr, setup, seed, steps);
+    }
+    for (const std::string& name : s.scheme_placements) {
+      const bool hypersphere = nn::placement_info(variant_from_name(name).placement).hypersphere;
+      train_one("stream", hypersphere ? "llama" : "pre", s.scheme_depth, s.train.lr, s.setup, seed, s.train.steps);
+      train_one("stream", name, s.scheme_depth, s.train.lr, s.setup, seed, s.train.steps);
+      // DenseFormer's claim is against a model 1.5 times deeper (claims_schemes.cpp)
+      if (name == "denseformer")
+        train_one("stream", "pre", std::llround(1.5 * static_cast<double>(s.scheme_depth)), s.train.lr, s.setup, seed, s.train.steps);
+    }
+    for (std::int64_t depth : s.hc_depths)
+      for (const std::string& name : s.hc_placements) train_one("stream", name, depth, s.train.lr, s.setup, seed, s.train.steps);
+    for (const std::string& name : s.lens_placements)
+      train_one("stream", name, s.lens_depth, s.train.lr, s.setup, seed, s.train.steps);
   }
 
   // translate: examples/translate's task and models, its own defaults but the study's seeds

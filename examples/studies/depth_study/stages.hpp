@@ -66,6 +66,11 @@ struct TrainedRecord {
   bool measured_after = false;
   Snapshot after;
   std::vector<double> skip_losses;
+  // the stream stage's runs (claims 12–18): the stream's rms at every depth on
+  // the probe batch, at init and after training, and the logit lens on the validation batches
+  // after training ([l] for l = 0 (the embeddings) … L; runs.hpp's stream_rms, lens_losses)
+  bool measured_stream = false;
+  std::vector<double> stream_rms_init, stream_rms_after, lens;
   double measure_seconds = 0;  // building the model and the measurements after training
   std::size_t task = 0;
 };

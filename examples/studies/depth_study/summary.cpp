@@ -255,10 +255,10 @@ struct Sweep {
   std::size_t best = std::string::npos;
 };
 
-Sweep sweep_of(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
+Sweep sweep_of(const Results& r, const LrSweep& sweep, const std::string& placement, std::uint64_t seed) {
   Sweep w;
-  for (double lr : s.lr_sweep)
-    for (auto* t : runs_of(r, "lr", placement, s.lr_depth, lr, s.setup))
+  for (double lr : sweep.lrs)
+    for (auto* t : runs_of(r, sweep.stage, placement, sweep.depth, lr, sweep.setup))
       if (t->seed == seed) {
         w.lrs.push_back(std::log(lr));
         w.losses.push_back(t->outcome == "diverged" ? INFINITY : t->train.val_loss);
@@ -270,8 +270,18 @@ Sweep sweep_of(const Results& r, const Settings& s, const std::string& placement
 }
 }  // namespace
 
+LrSweep lr_stage_sweep(const Settings& s) { return {"lr", s.lr_depth, s.lr_sweep, s.setup}; }
+
 double best_lr(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
-  const Sweep w = sweep_of(r, s, placement, seed);
+  return best_lr(r, lr_stage_sweep(s), placement, seed);
+}
+
+int best_lr_edge(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
+  return best_lr_edge(r, lr_stage_sweep(s), placement, seed);
+}
+
+double best_lr(const Results& r, const LrSweep& sweep, const std::string& placement, std::uint64_t seed) {
+  const Sweep w = sweep_of(r, sweep, placement, seed);
   if (w.best == std::string::npos) return NAN;
   const std::size_t b = w.best;
   const auto& lrs = w.lrs;
@@ -286,14 +296,34 @@ double best_lr(const Results& r, const Settings& s, const std::string& placement
   return std::exp(std::clamp(x1 - 0.5 * num / den, x0, x2));
 }
 
-int best_lr_edge(const Results& r, const Settings& s, const std::string& placement, std::uint64_t seed) {
-  const Sweep w = sweep_of(r, s, placement, seed);
+int best_lr_edge(const Results& r, const LrSweep& sweep, const std::string& placement, std::uint64_t seed) {
+  const Sweep w = sweep_of(r, sweep, placement, seed);
   if (w.best == std::string::npos || w.lrs.size() < 2) return 0;
-  // the sweep's lowest and highest lr (s.lr_sweep need not be sorted)
+  // the sweep's lowest and highest lr (the sweep's lrs need not be sorted)
   const auto [lo, hi] = std::minmax_element(w.lrs.begin(), w.lrs.end());
   if (w.lrs[w.best] == *lo) return -1;
   if (w.lrs[w.best] == *hi) return 1;
   return 0;
+}
+
+// ---------------------------------------------------------------- steps to a loss
+
+double steps_to_reach(const TrainResult& r, double target) {
+  if (r.status == "non-finite" || r.loss.empty() || !std::isfinite(target)) return NAN;
+  // the window's mean as final_loss takes it (study::mean_of_last), so that a run reaches its
+  // own final loss at its last step exactly
+  const std::size_t window = std::max<std::size_t>(1, r.loss.size() / 10);
+  for (std::size_t end = window; end <= r.loss.size(); ++end)
+    if (study::mean_of_last(std::vector<double>(r.loss.begin(), r.loss.begin() + static_cast<std::ptrdiff_t>(end)), window) <= target)
+      return static_cast<double>(std::min<std::int64_t>(r.steps_done, static_cast<std::int64_t>(end) * r.trace_stride));
+  return NAN;
+}
+
+double relative_steps(const TrainResult& scheme, const TrainResult& base) {
+  if (!std::isfinite(scheme.final_loss) || !std::isfinite(base.final_loss)) return NAN;
+  const double n = static_cast<double>(base.steps_done);
+  if (scheme.final_loss <= base.final_loss) return steps_to_reach(scheme, base.final_loss) / n;
+  return n / steps_to_reach(base, scheme.final_loss);
 }
 
 }  // namespace depth_study

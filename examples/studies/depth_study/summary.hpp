@@ -134,6 +134,31 @@ std::vector<double> lrs_at(const Settings& s, std::int64_t depth);
 std::int64_t deepest_trainable(const Results& r, const Settings& s, const std::string& placement, double lr,
                                std::uint64_t seed);
 
+// A learning-rate sweep: the runs of one stage at one depth and setup, at each of lrs (sorted).
+struct LrSweep {
+  std::string stage;
+  std::int64_t depth = 0;
+  std::vector<double> lrs;
+  Setup setup;
+};
+// The lr stage's sweep (--lr-depth, --lr-sweep).
+LrSweep lr_stage_sweep(const Settings& s);
+// best_lr and best_lr_edge below, of any sweep.
+double best_lr(const Results& r, const LrSweep& sweep, const std::string& placement, std::uint64_t seed);
+int best_lr_edge(const Results& r, const LrSweep& sweep, const std::string& placement, std::uint64_t seed);
+
+// ---------------------------------------------------------------- steps to a loss
+// The first step at which the training loss, averaged over the tenth of the run before it (the
+// window TrainResult::final_loss averages), is at or below target; NaN when it never is (or the
+// run diverged). A run's own final loss is reached at its last step.
+double steps_to_reach(const TrainResult& r, double target);
+// The steps `scheme` needs to reach what `base` reached, as a share of base's steps: below 1,
+// the scheme gets there sooner (0.8: 20% fewer steps, and tokens); when the scheme ends above
+// base's final loss, base's steps over the steps base needed to reach the scheme's final loss
+// (above 1). Both runs trained for the same steps with the same schedule. NaN when either
+// diverged.
+double relative_steps(const TrainResult& scheme, const TrainResult& base);
+
 // The learning rate of the lowest validation loss among those of the lr stage for one
 // placement and seed: the vertex of a parabola through the best point and its neighbours in
 // log(lr) (the best point itself at the ends of the sweep); NaN when every run diverged.

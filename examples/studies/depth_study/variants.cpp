@@ -14,7 +14,9 @@ namespace {
 // A registered placement, changed in one way (`change` says how, for its formula).
 Variant derived(const std::string& name, const std::string& label, const Placement& base, const std::string& change) {
   const tapegrad::nn::PlacementInfo& info = tapegrad::nn::placement_info(base);
-  return {name, label, info.name + " with " + change + ": " + info.formula, base};
+  Variant v;
+  v.name = name, v.label = label, v.formula = info.name + " with " + change + ": " + info.formula, v.placement = base;
+  return v;
 }
 
 // The study's own variants.
@@ -31,7 +33,34 @@ std::vector<Variant> derived_variants() {
   Variant llama = derived("llama", "LLaMA", Placement::pre, "N = RMSNorm, a SwiGLU FFN, RoPE, no biases");
   llama.norm = NormKind::rmsnorm;
   llama.llama = true;
-  return {b2t_scaled, pre_rms, post_rms, pre_scaled, post_scaled, llama};
+  Variant dyt = derived("dyt", "DyT", Placement::pre, "N = DyT, γ⊙tanh(αx)+β");
+  dyt.norm = NormKind::dyt;
+  Variant derf = derived("derf", "Derf", Placement::pre, "N = Derf, γ⊙erf(αx+s)+β");
+  derf.norm = NormKind::derf;
+  std::vector<Variant> all = {b2t_scaled, pre_rms, post_rms, pre_scaled, post_scaled, llama, dyt, derf};
+  // Pre-LN on each scheme of the stream that the claims test (nn/stream/registry.cpp has the formulas)
+  struct Scheme {
+    const char *name, *scheme, *label;
+  };
+  const Scheme schemes[] = {{"value-residual", "value_residual", "Value residual"},
+                            {"denseformer", "denseformer", "DenseFormer"},
+                            {"hc", "hyper_connections", "HC"},
+                            {"mhc", "mhc", "mHC"},
+                            {"attnres", "attention_residuals", "AttnRes"}};
+  for (const auto& [name, scheme, label] : schemes) {
+    const tapegrad::nn::StreamInfo& info = tapegrad::nn::stream_info(scheme);
+    Variant v = derived(name, label, Placement::pre, "the " + info.label + " stream (" + info.formula + ")");
+    v.stream.scheme = scheme;
+    all.push_back(v);
+  }
+  // The depth parametrizations on Pre-LN, from a base of 2 blocks (Dey et al. 2025, arXiv 2505.01618)
+  Variant mup = derived("depth-mup", "Depth-μP", Placement::pre, "each update × (2/L)^½ and Adam's lr, ε to match");
+  mup.branch_exponent = 0.5;
+  Variant completep = derived("completep", "CompleteP", Placement::pre, "each update × 2/L and Adam's ε to match");
+  completep.branch_exponent = 1;
+  all.push_back(mup);
+  all.push_back(completep);
+  return all;
 }
 
 }  // namespace
@@ -39,8 +68,11 @@ std::vector<Variant> derived_variants() {
 const std::vector<Variant>& all_variants() {
   static const std::vector<Variant> variants = [] {
     std::vector<Variant> all;
-    for (const tapegrad::nn::PlacementInfo& p : tapegrad::nn::placement_registry())
-      all.push_back({p.name, p.label, p.formula, Placement(p.name)});
+    for (const tapegrad::nn::PlacementInfo& p : tapegrad::nn::placement_registry()) {
+      Variant v;
+      v.name = p.name, v.label = p.label, v.formula = p.formula, v.placement = Placement(p.name);
+      all.push_back(v);
+    }
     for (const Variant& v : derived_variants()) all.push_back(v);
     return all;
   }();

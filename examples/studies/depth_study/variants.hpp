@@ -12,6 +12,14 @@
 //     pre-scaled    pre with α = 1/√2             post-scaled   post with α = 1/√2
 //     llama         pre with N = RMSNorm, a SwiGLU FFN, rotary positions and no biases
 //                   (Touvron et al. 2023; nn::llama_config)
+//     dyt, derf     pre with N = DyT γ⊙tanh(αx)+β, or Derf γ⊙erf(αx+s)+β (nn/norm_kind.hpp)
+//     value-residual, denseformer, hc, mhc, attnres
+//                   pre on another stream scheme (nn/stream/): value residual, DenseFormer,
+//                   Hyper-Connections, mHC (n = 4 copies), Attention Residuals (Full)
+//     depth-mup, completep
+//                   pre under a depth parametrization: every update × (2/L)^α, α = ½ or 1,
+//                   and Adam's lr and ε scaled to match (optim::depth_scaled_groups), so
+//                   that a learning rate tuned at 2 blocks should hold at L
 #pragma once
 
 #include <string>
@@ -30,6 +38,11 @@ struct Variant {
   double residual_scale = 1.0;
   bool b2t_scaling = false;  // the blocks' Linear weights × L^(-1/2) at init
   bool llama = false;        // SwiGLU FFN of LLaMA's width, RoPE instead of a position table, no biases
+  tapegrad::nn::StreamConfig stream;  // how the blocks join across the depth: the plain stream unless set
+  // The depth parametrization (TransformerBlockConfig::branch_depth_exponent): each update ×
+  // (branch_base_depth / L)^branch_exponent, with the optimizer's lr and ε to match; 0: none.
+  double branch_exponent = 0;
+  std::int64_t branch_base_depth = 2;
 };
 
 // The registered placements, in the registry's order, then the derived variants.
