@@ -292,6 +292,21 @@ TEST_CASE("bad files: the corpus of fuzzer findings gives FormatError", "[io][ba
   CHECK(files > 0);
 }
 
+TEST_CASE("bad files: the corpus's mHC file whose hc_rate passes its tensors is refused by name", "[io][bad_files][corpus]") {
+  // As found by the fuzzer its header's checksum is stale, so that io::decode stops there (the
+  // corpus test above); with the header recomputed, as fuzz_load_checkpoint.cpp does, it decodes,
+  // and the model config's check of the widened stream's n against the file refuses it.
+  const std::string bytes = testing::read_bytes(corpus_dir() + "/checkpoint/mhc_hc_rate_past_the_file.tgc");
+  REQUIRE_THROWS_WITH(io::decode(bytes), Contains("checksum mismatch"));
+  const io::Checkpoint c = io::decode(wrap_payload(bytes.substr(24)), "mhc.tgc");
+  REQUIRE(io::lm_config_from(c, "mhc.tgc").stream.hc_rate == 34306);
+  REQUIRE(c.find_section("model")->at("stream.connections.0.b_post").shape() == Shape{2});
+  // The message names the tensor that hc_rate sizes, the size hc_rate gives it and the file's.
+  REQUIRE_THROWS_WITH(io::model_from<nn::TransformerLM>(c, "mhc.tgc"),
+                      Contains("mhc.tgc: the stored model configuration makes stream.connections.0.b_post [34306], "
+                               "the file holds [2]"));
+}
+
 TEST_CASE("bad files: the hf_config corpus is refused by both config.json readers", "[io][bad_files][corpus][hf]") {
   namespace fs = std::filesystem;
   int files = 0;

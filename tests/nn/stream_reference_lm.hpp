@@ -1,8 +1,9 @@
-// stream_reference_lm.hpp — the 2-layer LM of the stream schemes' PyTorch references
-// (tests/reference/make_stream_reference.py, make_attnres_reference.py): make_nn_reference's LM
-// (d_model 8, 2 heads, d_ff 16, exact GELU, tied head), Pre-LN with LayerNorm, under a stream
-// config, from a case's parameters; its loss on the case's batch; and the check of its logits,
-// loss and every gradient against the case. Header-only.
+// stream_reference_lm.hpp — the 2-layer LM of the stream schemes' and placements' PyTorch
+// references (tests/reference/make_stream_reference.py, make_hc_reference.py,
+// make_attnres_reference.py, make_gpas_reference.py): make_nn_reference's LM (d_model 8, 2 heads,
+// d_ff 16, exact GELU, tied head), Pre-LN with LayerNorm unless the case names another placement,
+// under a stream config, from a case's parameters; its loss on the case's batch; and the check of
+// its logits, loss and every gradient against the case. Header-only.
 #pragma once
 
 #include <memory>
@@ -17,16 +18,18 @@ namespace tapegrad::testing {
 
 inline constexpr std::int64_t kStreamReferenceVocab = 11;
 
-// The model of case `prefix` (as "denseformer."), its parameters <prefix>param.<name>.
+// The model of case `prefix` (as "denseformer."), its parameters <prefix>param.<name>; its blocks
+// under `placement` (make_gpas_reference.py's GPAS on Pre-LN).
 inline std::shared_ptr<nn::TransformerLM> reference_stream_lm(const nn::StreamConfig& stream, const ReferenceFile& ref,
-                                                               const std::string& prefix) {
+                                                               const std::string& prefix,
+                                                               const nn::Placement& placement = nn::Placement::pre) {
   nn::TransformerLMConfig c;
   c.vocab_size = kStreamReferenceVocab;
   c.max_seq_len = 8;
   c.n_layers = 2;
   c.tie_weights = true;
   c.block = {.d_model = 8, .n_heads = 2, .d_ff = 16, .activation = nn::Activation::gelu,
-             .placement = nn::Placement::pre, .dtype = DType::float64};
+             .placement = placement, .dtype = DType::float64};
   c.stream = stream;
   auto lm = std::make_shared<nn::TransformerLM>(c);
   load_reference_parameters(*lm, ref, prefix + "param.", DType::float64);

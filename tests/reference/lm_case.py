@@ -2,13 +2,26 @@
 batch drawn after the parameters, the parameters, logits, loss and gradients at the start, 20
 AdamW steps (make_llama_reference's adamw_losses) and the parameters after them, as entries
 named <prefix>.tokens, .targets, .param.<name>, .logits, .loss, .grad.<name>, .adamw.losses and
-.final.<name> (the C++ tests read them with tests/support/reference.hpp)."""
+.final.<name> (the C++ tests read them with tests/support/reference.hpp). And the parameters of
+the stream schemes' Pre-LN LM (make_stream_reference.py, make_hc_reference.py,
+make_attnres_reference.py)."""
 
 import torch
 import torch.nn.functional as F
 
 from make_llama_reference import adamw_losses
-from make_nn_reference import B, LM_T, VOCAB
+from make_nn_reference import B, LM_T, VOCAB, lm_parameters
+
+
+def stream_lm_parameters(stream_parameters):
+    """make_nn_reference's Pre-LN LM weights, and the stream's own from stream_parameters(), a
+    dict drawn after the LM's, in tapegrad's names and order: the blocks, then the stream, then
+    the final norm. All require grad."""
+    p = lm_parameters("pre")
+    final = {n: p.pop(n) for n in ("final_norm.weight", "final_norm.bias")}
+    p.update(stream_parameters())
+    p.update(final)
+    return {n: t.requires_grad_() for n, t in p.items()}
 
 
 def lm_case(prefix, entries, p, logits_of):

@@ -41,8 +41,8 @@ import os
 
 import torch
 
-from lm_case import lm_case
-from make_nn_reference import C, EPS, LM_LAYERS, attention, embed, feed_forward, layer_norm, lm_parameters
+from lm_case import lm_case, stream_lm_parameters
+from make_nn_reference import C, EPS, LM_LAYERS, attention, embed, feed_forward, layer_norm
 from reference_format import write_reference
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "attnres_reference.txt")
@@ -85,22 +85,19 @@ def lm(S, tokens, p):
     return layer_norm(h, p["final_norm.weight"], p["final_norm.bias"]) @ p["tok_emb.weight"].t()
 
 
-def parameters():
-    """make_nn_reference's Pre-LN LM weights, and the stream's own (tapegrad's names and order:
-    the blocks, then the stream, then the final norm)."""
-    p = lm_parameters("pre")
-    final = {n: p.pop(n) for n in ("final_norm.weight", "final_norm.bias")}
+def stream_parameters():
+    """The pseudo-queries and RMSNorm gains, by tapegrad's names."""
+    p = {}
     for k in range(2 * LM_LAYERS + 1):
         p[f"stream.depth.{k}.query"] = 0.5 * torch.randn(C)
         p[f"stream.depth.{k}.norm.weight"] = 1.0 + 0.2 * torch.randn(C)
-    p.update(final)
-    return {n: t.requires_grad_() for n, t in p.items()}
+    return p
 
 
 def main():
     entries = []
     for name, S in (("attnres_full", 1), ("attnres_block2", 2)):
-        lm_case(name, entries, parameters(), lambda tokens, p, S=S: lm(S, tokens, p))
+        lm_case(name, entries, stream_lm_parameters(stream_parameters), lambda tokens, p, S=S: lm(S, tokens, p))
     write_reference(OUT, entries, "make_attnres_reference.py")
 
 

@@ -49,8 +49,8 @@ import os
 import torch
 import torch.nn.functional as F
 
-from lm_case import lm_case
-from make_nn_reference import C, EPS, LM_LAYERS, embed, feed_forward, lm_parameters
+from lm_case import lm_case, stream_lm_parameters
+from make_nn_reference import C, EPS, LM_LAYERS, embed, feed_forward
 from make_stream_reference import attention, norm
 from reference_format import write_reference
 
@@ -108,11 +108,9 @@ def near(t, scale=0.2):
     return t + scale * torch.randn(t.shape)
 
 
-def parameters(kind):
-    """make_nn_reference's Pre-LN LM weights, and the stream's own near their init (tapegrad's
-    names; the blocks, then the stream, then the final norm)."""
-    p = lm_parameters("pre")
-    final = {n: p.pop(n) for n in ("final_norm.weight", "final_norm.bias")}
+def stream_parameters(kind):
+    """The connections' parameters near their init, by tapegrad's names."""
+    p = {}
     for k in range(2 * LM_LAYERS):
         s = f"stream.connections.{k}."
         one_hot = torch.zeros(N)
@@ -134,12 +132,12 @@ def parameters(kind):
             for name in ("alpha_pre", "alpha_post", "alpha_res"):
                 p[s + name] = near(torch.tensor(0.3), 0.05)
             p[s + "norm.weight"] = near(torch.ones(N * C))
-    p.update(final)
-    return {n: t.requires_grad_() for n, t in p.items()}
+    return p
 
 
 def case(kind, entries):
-    lm_case(kind, entries, parameters(kind), lambda tokens, p: lm(kind, tokens, p))
+    params = stream_lm_parameters(lambda: stream_parameters(kind))
+    lm_case(kind, entries, params, lambda tokens, p: lm(kind, tokens, p))
 
 
 def main():

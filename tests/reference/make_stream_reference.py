@@ -39,8 +39,8 @@ import os
 import torch
 import torch.nn.functional as F
 
-from lm_case import lm_case
-from make_nn_reference import C, EPS, H, LM_LAYERS, embed, feed_forward, linear, lm_parameters
+from lm_case import lm_case, stream_lm_parameters
+from make_nn_reference import C, EPS, H, LM_LAYERS, embed, feed_forward, linear
 from reference_format import write_reference
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "stream_reference.txt")
@@ -87,25 +87,23 @@ def lm(kind, tokens, p):
     return norm(x, p, "final_norm") @ p["tok_emb.weight"].t()
 
 
-def parameters(kind):
-    """make_nn_reference's Pre-LN LM weights, and the stream's own (tapegrad's names and order:
-    the blocks, then the stream, then the final norm)."""
-    p = lm_parameters("pre")
-    final = {n: p.pop(n) for n in ("final_norm.weight", "final_norm.bias")}
+def stream_parameters(kind):
+    """The stream's own parameters, by tapegrad's names."""
+    s = {}
     if kind == "denseformer":
         for l in range(LM_LAYERS):
             w = 0.2 * torch.randn(l + 2)
             w[-1] += 1.0
-            p[f"stream.alphas.{l}.weight"] = w
+            s[f"stream.alphas.{l}.weight"] = w
     else:
-        p["stream.lambda1"] = 0.5 + 0.2 * torch.randn(LM_LAYERS - 1)
-        p["stream.lambda2"] = 0.5 + 0.2 * torch.randn(LM_LAYERS - 1)
-    p.update(final)
-    return {n: t.requires_grad_() for n, t in p.items()}
+        s["stream.lambda1"] = 0.5 + 0.2 * torch.randn(LM_LAYERS - 1)
+        s["stream.lambda2"] = 0.5 + 0.2 * torch.randn(LM_LAYERS - 1)
+    return s
 
 
 def case(kind, entries):
-    lm_case(kind, entries, parameters(kind), lambda tokens, p: lm(kind, tokens, p))
+    params = stream_lm_parameters(lambda: stream_parameters(kind))
+    lm_case(kind, entries, params, lambda tokens, p: lm(kind, tokens, p))
 
 
 def main():
