@@ -279,13 +279,14 @@ namespace {
 struct WeightCheck {
   const StateDict& weights;
   const std::string& source;
-  void shape(const std::string& name, const Shape& expected) const {
+  // set_by names the setting the size comes from where the name does not say it ("stream.hc_rate 4").
+  void shape(const std::string& name, const Shape& expected, const std::string& set_by = "") const {
     const Tensor* t = weights.find(name);
     if (!t)
       throw FormatError(source + ": the stored model configuration needs a tensor " + name + ", which the file does not hold");
     if (t->shape() != expected)
       throw FormatError(source + ": the stored model configuration makes " + name + " " + shape_str(expected) +
-                        ", the file holds " + shape_str(t->shape()));
+                        (set_by.empty() ? "" : " (from its " + set_by + ")") + ", the file holds " + shape_str(t->shape()));
   }
   // The number of blocks "<prefix>.<i>." the file holds.
   void depth(const std::string& prefix, std::int64_t expected) const {
@@ -311,7 +312,7 @@ void check_weights(const nn::TransformerLMConfig& c, const WeightCheck& w) {
   // file's before the model is built, or a stored hc_rate of 10^4 allocates gigabytes.
   if (nn::stream_info(c.stream.scheme).hc_settings && c.n_layers > 0)
     w.shape(std::string("stream.connections.0.") + (c.stream.scheme.name == "mhc" ? "b_post" : "static_beta"),
-            {c.stream.hc_rate});
+            {c.stream.hc_rate}, "stream.hc_rate " + std::to_string(c.stream.hc_rate));
 }
 
 void check_weights(const nn::Seq2SeqConfig& c, const WeightCheck& w) {

@@ -301,10 +301,11 @@ TEST_CASE("bad files: the corpus's mHC file whose hc_rate passes its tensors is 
   const io::Checkpoint c = io::decode(wrap_payload(bytes.substr(24)), "mhc.tgc");
   REQUIRE(io::lm_config_from(c, "mhc.tgc").stream.hc_rate == 34306);
   REQUIRE(c.find_section("model")->at("stream.connections.0.b_post").shape() == Shape{2});
-  // The message names the tensor that hc_rate sizes, the size hc_rate gives it and the file's.
+  // The message names the tensor that hc_rate sizes, the size hc_rate gives it, the setting
+  // and the file's size.
   REQUIRE_THROWS_WITH(io::model_from<nn::TransformerLM>(c, "mhc.tgc"),
-                      Contains("mhc.tgc: the stored model configuration makes stream.connections.0.b_post [34306], "
-                               "the file holds [2]"));
+                      Contains("mhc.tgc: the stored model configuration makes stream.connections.0.b_post [34306] "
+                               "(from its stream.hc_rate 34306), the file holds [2]"));
 }
 
 TEST_CASE("bad files: the hf_config corpus is refused by both config.json readers", "[io][bad_files][corpus][hf]") {
