@@ -26,6 +26,11 @@
 //   - hc_dynamic = false keeps the biases alone: static mHC, an ablation, not the paper's model.
 //   - the paper's fused kernels, recomputation and mixed precision are its infrastructure, not
 //     the model's numbers: left out.
+//   - DeepSeek-V4's inference code writes the mix as out_j = Σ_i comb_ij·x_i and normalizes the
+//     columns last, and starts Sinkhorn–Knopp from softmax(H̃_res) + ε: the same map as the
+//     paper's Eq. 3 with comb = H_resᵀ (here rows are normalized last and x_i ← Σ_j H_res_ij·x_j),
+//     and softmax is exp followed by the first of the normalizations; only its ε differs. The
+//     paper's text is followed here: exp, t_max iterations, no ε.
 //
 // The parameters, per sublayer k: stream.connections.k.b_pre (n), b_post (n), b_res (n, n); with
 // the dynamic terms also norm.weight (nC), phi (nC, 2n + n²) (φ_pre, φ_post, φ_res side by
