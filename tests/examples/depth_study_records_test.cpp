@@ -107,6 +107,31 @@ TEST_CASE("depth study records of version 4 read back, without the stream's meas
   CHECK_THROWS_WITH(read_record(v3, record_head("fuzz", "run")), Contains("another run's key"));
 }
 
+// The fuzzer's seeds are records this build reads (a seed that no longer reads would start the
+// fuzzer from refusals only): the payloads, and the whole files of both versions.
+TEST_CASE("depth study records: the fuzzer's seeds read back", "[depth_study][records]") {
+  const std::filesystem::path dir = std::filesystem::path(TAPEGRAD_SOURCE_DIR) / "tests/io/corpus/seeds/depth_study_record";
+  std::size_t payloads = 0, files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    INFO(entry.path().filename().string());
+    const std::string bytes = tapegrad::io::read_file(entry.path().string());
+    if (entry.path().extension() == ".payload") {
+      CHECK_NOTHROW(from_bytes(bytes));
+      ++payloads;
+    }
+    if (entry.path().extension() == ".record") {
+      CHECK_NOTHROW(read_record(bytes, record_head("fuzz", "run")));
+      ++files;
+    }
+  }
+  CHECK(payloads == 4);
+  CHECK(files == 2);
+  const Results stream = read_record(tapegrad::io::read_file((dir / "stream_whole.record").string()), record_head("fuzz", "run"));
+  REQUIRE(stream.trained.size() == 1);
+  CHECK(stream.trained[0].measured_stream);
+  CHECK(stream.trained[0].lens.size() == 4);
+}
+
 TEST_CASE("a records folder finds a run by its key and its shared settings", "[depth_study][records]") {
   const std::string dir = (std::filesystem::temp_directory_path() / "tapegrad_records_test").string();
   std::filesystem::remove_all(dir);

@@ -92,7 +92,8 @@ void time_section(Writer& w) {
   study::Table t({"what", "process-seconds", "share"});
   auto row = [&](const std::string& what, double v) { t.add({what, fmt(v, 4), fmt(100 * v / total, 3) + "%"}); };
   row("LM training steps (batch, forward, cross-entropy, backward, clipping, AdamW)", steps);
-  row("the rest of the LM runs (the optimizer, validation, the snapshot and skip analysis at the skip depth)", rest);
+  row("the rest of the LM runs (the optimizer, validation, the snapshot and skip analysis at the skip depth, the stream "
+      "stage's stream sizes and logit lens)", rest);
   row("the runs at initialization (profile)", profile);
   row("translation runs", translate);
   if (one_sitting) {

@@ -38,13 +38,17 @@ Steps steps_against(const Writer& w, const std::string& scheme, const std::strin
 // The interval of 1/x from that of x (a ratio: its inverse's interval is the inverse of its).
 Interval inverted(const Interval& i) { return {1 / i.estimate, 1 / i.high, 1 / i.low, i.n, i.method, true}; }
 
-// The first layer l (as a share l/L of the depth) whose lens loss is at or below the midpoint
-// of the embeddings' loss_0 and the model's loss_L: where the prediction is half formed.
+// The first layer l (as a share l/L of the depth) whose lens loss has come half the way from
+// the first block's, loss_1, to the model's, loss_L: where what the blocks after the first add
+// to the prediction is half done. Measured from block 1, not from the embeddings: the head,
+// trained on the last layer's stream, reads the raw embeddings worse than a unigram model does
+// (a loss above the plateau), while one block already makes the context-free guess. NaN when
+// the later blocks add nothing (loss_L ≥ loss_1) or the lens was not measured.
 double half_formed(const TrainedRecord& x) {
   const std::vector<double>& lens = x.lens;
-  if (lens.size() < 2) return NAN;
-  const double L = static_cast<double>(lens.size() - 1), half = 0.5 * (lens.front() + lens.back());
-  for (std::size_t l = 0; l < lens.size(); ++l)
+  if (lens.size() < 3 || !(lens.back() < lens[1])) return NAN;
+  const double L = static_cast<double>(lens.size() - 1), half = 0.5 * (lens[1] + lens.back());
+  for (std::size_t l = 1; l < lens.size(); ++l)
     if (lens[l] <= half) return static_cast<double>(l) / L;
   return 1.0;
 }
@@ -169,7 +173,8 @@ void claim_18(Writer& w) {
                 std::to_string(s.train.steps) + " steps; after training, the validation batches' loss of the stream "
                 "after every block decoded as if it were the last (nn::logit_lens: Pre-LN through its final norm and "
                 "head, Post-LN, which has no final norm, through its head). The prediction is **half formed** at the "
-                "first layer whose lens loss falls below the midpoint of the embeddings' and the model's.");
+                "first layer whose lens loss has come half the way from the first block's to the model's (the "
+                "embeddings, read through a head trained on the last layer, score worse than a unigram model).");
   if (!has(s.lens_placements, "post") || !has(s.lens_placements, "pre")) {
     w.verdict(Verdict::not_measured, unreached("Post-LN and Pre-LN's logit lens", "--lens-placements"));
     return;

@@ -144,7 +144,9 @@ void claim_13(Writer& w) {
             "(arXiv 2604.23434) finds the sign depends on the budget: \"DyT improves validation loss by 27.3% at 64M/1M "
             "but worsens it by 18.8% at 64M/118M\" (parameters/tokens, GPT-2-family models). Derf, its successor, "
             "\"outperforms LayerNorm, RMSNorm, and DyT across a wide range of domains\" (Chen et al. 2025, arXiv 2512.10938).",
-            "Pre-LN with LayerNorm, DyT and Derf at " + std::to_string(s.scheme_depth) + " blocks, lr " + fmt(s.train.lr) +
+            "Pre-LN with LayerNorm, and with DyT and Derf in its place (each with the papers' token embeddings × a "
+            "learned scalar from √d_model, without which they stall on the unigram plateau: docs/residuals.md), at " +
+                std::to_string(s.scheme_depth) + " blocks, lr " + fmt(s.train.lr) +
                 ", trained for " + study::comma_list(s.norm_free_budgets) + " × --steps (the warm-up scaled alike), "
                 "the same batches in each; the study's models are " + std::to_string(s.shape.d_model) +
                 " wide, a budget of " + std::to_string(s.train.steps) + " steps is " +

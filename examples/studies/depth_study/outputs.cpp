@@ -23,6 +23,9 @@ const std::vector<CsvSpec>& csv_specs() {
        4, 1},  // norm_grad_trend: vanishing, exploding or steady (summary.hpp's norm_grad_trend; claim 11)
       {"skip.csv", {"placement", "outcome", "depth", "lr", "seed", "layer", "cosine_to_previous", "val_loss", "skipped_val_loss"}, 2},
       {"translate.csv", {"placement", "outcome", "layers", "seed", "val_loss", "exact_match", "token_accuracy", "seconds"}, 2},
+      // the stream stage's runs, per layer 0 (the embeddings) … L: the stream's rms at init and
+      // after training, and the logit lens's validation loss (claims 14 and 18)
+      {"stream.csv", {"placement", "outcome", "setup", "depth", "lr", "seed", "steps", "layer", "rms_init", "rms_trained", "lens_loss"}, 3},
   };
   return specs;
 }
@@ -34,7 +37,8 @@ std::string cell(std::int64_t v) { return std::to_string(v); }
 
 std::vector<study::Table> tables(const Settings& s, const Results& r) {
   const auto& specs = csv_specs();
-  study::Table profile(specs[0].columns), runs(specs[1].columns), skip(specs[2].columns), translate(specs[3].columns);
+  study::Table profile(specs[0].columns), runs(specs[1].columns), skip(specs[2].columns), translate(specs[3].columns),
+      stream(specs[4].columns);
   for (const ProfileRecord& p : r.profile)
     for (std::size_t l = 0; l < p.at_init.grad_norm.size(); ++l)
       profile.add({p.init, p.variant->name, "init", cell(p.depth), cell(static_cast<std::int64_t>(p.seed)), cell(std::int64_t(l + 1)),
@@ -45,6 +49,12 @@ std::vector<study::Table> tables(const Settings& s, const Results& r) {
               number(t.train.plateau), number(t.train.val_loss), t.measured_after ? number(mean_cosine(t.after)) : "",
               t.measured_after ? number(droppable_share(t, s.skip_threshold)) : "", number(t.train.seconds),
               norm_grad_trend(t.train.norm_grad_norm, static_cast<std::int64_t>(t.train.trace_index(t.setup.warmup)))});
+    if (t.measured_stream && t.stage == "stream") {
+      const auto at = [](const std::vector<double>& v, std::size_t l) { return l < v.size() ? number(v[l]) : std::string(); };
+      for (std::size_t l = 0; l < t.stream_rms_after.size(); ++l)
+        stream.add({t.variant->name, t.outcome, t.setup.name(), cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)),
+                    cell(t.steps), cell(std::int64_t(l)), at(t.stream_rms_init, l), at(t.stream_rms_after, l), at(t.lens, l)});
+    }
     if (!t.measured_after) continue;
     for (std::size_t l = 0; l < t.skip_losses.size(); ++l)
       skip.add({t.variant->name, t.outcome, cell(t.depth), number(t.lr), cell(std::int64_t(t.seed)), cell(std::int64_t(l + 1)),
@@ -53,7 +63,7 @@ std::vector<study::Table> tables(const Settings& s, const Results& r) {
   for (const TranslateRecord& t : r.translate)
     translate.add({t.placement, t.diverged ? "diverged" : "trained", cell(t.layers), cell(std::int64_t(t.seed)),
                    number(t.val_loss), number(t.exact_match), number(t.token_accuracy), number(t.seconds)});
-  return {profile, runs, skip, translate};
+  return {profile, runs, skip, translate, stream};
 }
 
 }  // namespace

@@ -110,6 +110,7 @@ void apply_full_sizes(Settings& s, const CLI::App& app) {
   unless_given(app, "--profile-placements", s.profile_placements, variant_names());
   // the residual stream's claims at the full budget (docs/depth-study.md gives their cost)
   unless_given(app, "--transfer-depths", s.transfer_depths, std::vector<std::int64_t>{2, 16});
+  unless_given(app, "--transfer-lrs", s.transfer_lrs, std::vector<double>{1e-3, 3e-3, 1e-2, 3e-2});
   unless_given(app, "--norm-free-budgets", s.norm_free_budgets, std::vector<double>{0.1, 1});
   unless_given(app, "--lens-depth", s.lens_depth, 24);
   // The twin at 4,000 steps would take PyTorch about 15 minutes a placement on one thread; the

@@ -84,6 +84,10 @@ std::shared_ptr<nn::TransformerLM> build_model(const Variant& variant, std::int6
   config.block.residual_scale = variant.residual_scale;
   config.b2t_scaling = variant.b2t_scaling;
   config.stream = variant.stream;
+  if (variant.embed_scale_sqrt_d) {
+    config.embed_scale = std::sqrt(static_cast<double>(shape.d_model));
+    config.embed_scale_learnable = true;
+  }
   config.block.branch_depth_exponent = variant.branch_exponent;
   if (variant.branch_exponent != 0) config.block.branch_base_depth = variant.branch_base_depth;
   // nGPT's blocks are LLaMA's (nn/placement/ngpt.cpp refuses GELU, biases and learned positions)

@@ -98,7 +98,7 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   // 12: the lr sweep of Pre-LN and the depth parametrizations at each depth (their base is 2 blocks)
   std::vector<std::string> transfer_placements = {"pre", "depth-mup", "completep"};
   std::vector<std::int64_t> transfer_depths = {2, 8};
-  std::vector<double> transfer_lrs = {1e-3, 3e-3, 1e-2};
+  std::vector<double> transfer_lrs = {1e-3, 2e-3, 4e-3, 8e-3, 1.6e-2, 3.2e-2};
   // 13: DyT and Derf against Pre-LN (LayerNorm) at --scheme-depth, at these multiples of --steps
   std::vector<std::string> norm_free_placements = {"dyt", "derf"};
   std::vector<double> norm_free_budgets = {0.25, 1, 4};

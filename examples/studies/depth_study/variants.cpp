@@ -33,10 +33,11 @@ std::vector<Variant> derived_variants() {
   Variant llama = derived("llama", "LLaMA", Placement::pre, "N = RMSNorm, a SwiGLU FFN, RoPE, no biases");
   llama.norm = NormKind::rmsnorm;
   llama.llama = true;
-  Variant dyt = derived("dyt", "DyT", Placement::pre, "N = DyT, γ⊙tanh(αx)+β");
+  Variant dyt = derived("dyt", "DyT", Placement::pre, "N = DyT, γ⊙tanh(αx)+β, embeddings × a learned s from √d");
   dyt.norm = NormKind::dyt;
-  Variant derf = derived("derf", "Derf", Placement::pre, "N = Derf, γ⊙erf(αx+s)+β");
+  Variant derf = derived("derf", "Derf", Placement::pre, "N = Derf, γ⊙erf(αx+s)+β, embeddings × a learned s from √d");
   derf.norm = NormKind::derf;
+  dyt.embed_scale_sqrt_d = derf.embed_scale_sqrt_d = true;
   std::vector<Variant> all = {b2t_scaled, pre_rms, post_rms, pre_scaled, post_scaled, llama, dyt, derf};
   // Pre-LN on each scheme of the stream that the claims test (nn/stream/registry.cpp has the formulas)
   struct Scheme {

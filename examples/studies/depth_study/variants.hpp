@@ -12,7 +12,8 @@
 //     pre-scaled    pre with α = 1/√2             post-scaled   post with α = 1/√2
 //     llama         pre with N = RMSNorm, a SwiGLU FFN, rotary positions and no biases
 //                   (Touvron et al. 2023; nn::llama_config)
-//     dyt, derf     pre with N = DyT γ⊙tanh(αx)+β, or Derf γ⊙erf(αx+s)+β (nn/norm_kind.hpp)
+//     dyt, derf     pre with N = DyT γ⊙tanh(αx)+β, or Derf γ⊙erf(αx+s)+β (nn/norm_kind.hpp),
+//                   and the papers' learned embedding scale from √d_model
 //     value-residual, denseformer, hc, mhc, attnres
 //                   pre on another stream scheme (nn/stream/): value residual, DenseFormer,
 //                   Hyper-Connections, mHC (n = 4 copies), Attention Residuals (Full)
@@ -43,6 +44,11 @@ struct Variant {
   // (branch_base_depth / L)^branch_exponent, with the optimizer's lr and ε to match; 0: none.
   double branch_exponent = 0;
   std::int64_t branch_base_depth = 2;
+  // The token embeddings × a learned scalar that starts at √d_model (TransformerLMConfig::
+  // embed_scale): DyT's and Derf's papers add it to their language models, whose norms no
+  // longer bring the embeddings (std 0.02) to order 1 (docs/residuals.md shows them stall
+  // without it).
+  bool embed_scale_sqrt_d = false;
 };
 
 // The registered placements, in the registry's order, then the derived variants.
