@@ -122,8 +122,7 @@ void claim_16(Writer& w) {
 
 void claim_17(Writer& w) {
   const Settings& s = w.s;
-  // The paper's deeper model has 1.5 times the blocks (72 against 48).
-  const std::int64_t L = s.scheme_depth, D = std::llround(1.5 * static_cast<double>(L));
+  const std::int64_t L = s.scheme_depth, D = denseformer_rival_depth(s);
   w.section(17, "DenseFormer matches a deeper model",
             "\"DenseFormer is more data efficient, reaching the same perplexity of much deeper transformer models\"; "
             "\"a 48 block DenseFormer performs similarly as a much deeper 72 block Transformer\" (Pagliardini et al. 2024, "

@@ -80,6 +80,8 @@ std::int64_t budget_steps(const Settings& s, double fraction) {
   return std::max<std::int64_t>(1, std::llround(static_cast<double>(s.train.steps) * fraction));
 }
 
+std::int64_t denseformer_rival_depth(const Settings& s) { return std::llround(1.5 * static_cast<double>(s.scheme_depth)); }
+
 std::string outcome_of(const TrainResult& r, double margin) {
   if (r.status == "non-finite") return "diverged";
   return r.final_loss < r.plateau - margin ? "trains" : "plateau";
@@ -157,8 +159,8 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
                        std::uint64_t seed, std::int64_t steps) {
     // The key names what the run does, not the stage that asks for it: a run that two stages
     // ask for (the lr sweep's point at a grid lr, the setups stage's default setup) runs once
-    // and is recorded for both. Only the measurements after training (at --skip-depth) are
-    // part of what it does.
+    // and is recorded for both. Only the measurements after training (at --skip-depth, and in
+    // the stream stage) are part of what it does.
     const bool measured_after = (stage == "grid" || stage == "budget") && depth == s.skip_depth;
     // The stream stage's runs are measured after training (the stream's size, the logit lens):
     // they are their own runs, not the grid's.
@@ -259,9 +261,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
       const bool hypersphere = nn::placement_info(variant_from_name(name).placement).hypersphere;
       train_one("stream", hypersphere ? "llama" : "pre", s.scheme_depth, s.train.lr, s.setup, seed, s.train.steps);
       train_one("stream", name, s.scheme_depth, s.train.lr, s.setup, seed, s.train.steps);
-      // DenseFormer's claim is against a model 1.5 times deeper (claims_schemes.cpp)
-      if (name == "denseformer")
-        train_one("stream", "pre", std::llround(1.5 * static_cast<double>(s.scheme_depth)), s.train.lr, s.setup, seed, s.train.steps);
+      if (name == "denseformer") train_one("stream", "pre", denseformer_rival_depth(s), s.train.lr, s.setup, seed, s.train.steps);
     }
     for (std::int64_t depth : s.hc_depths)
       for (const std::string& name : s.hc_placements) train_one("stream", name, depth, s.train.lr, s.setup, seed, s.train.steps);

@@ -114,6 +114,10 @@ std::string interrupted_message(const Settings& s);
 // The steps of the budget stage's runs at this fraction of --steps.
 std::int64_t budget_steps(const Settings& s, double fraction);
 
+// The depth of the deeper Pre-LN model DenseFormer is set against (claim 17): 1.5 times
+// --scheme-depth, the ratio of the paper's 72 blocks to 48.
+std::int64_t denseformer_rival_depth(const Settings& s);
+
 // The outcome of a training run, by the rule of TrainedRecord::outcome.
 std::string outcome_of(const TrainResult& r, double margin);
 
