@@ -338,7 +338,13 @@ std::shared_ptr<M> model_from(const Checkpoint& ck, const std::string& source) {
   // Building the model draws its initial weights from the default generator; the file's
   // weights replace them, and the generator is put back as it was.
   const GeneratorState rng = default_generator().get_state();
-  auto model = std::make_shared<M>(config);
+  std::shared_ptr<M> model;
+  try {
+    model = std::make_shared<M>(config);
+  } catch (const ValueError& e) {  // a setting its placement or stream scheme refuses when it builds
+    default_generator().set_state(rng);
+    throw FormatError(source + ": the stored model configuration is invalid: " + e.what());
+  }
   default_generator().set_state(rng);
   try {
     load_state_dict(*model, *weights, /*strict=*/true);

@@ -292,6 +292,19 @@ TEST_CASE("bad files: the corpus of fuzzer findings gives FormatError", "[io][ba
   CHECK(files > 0);
 }
 
+TEST_CASE("bad files: the corpus's HC file with a residual scale its stream refuses is a FormatError", "[io][bad_files][corpus]") {
+  // Found by the fuzzer: a Hyper-Connections model file whose residual_scale was mutated. The
+  // config reads and validates; the stream refuses it when the model is built, with a
+  // ValueError that escaped the loader (a FormatError is what a bad file gives).
+  const std::string bytes = testing::read_bytes(corpus_dir() + "/checkpoint/hc_residual_scale_refused_by_the_stream.tgc");
+  const io::Checkpoint c = io::decode(wrap_payload(bytes.substr(24)), "hc.tgc");
+  REQUIRE(io::lm_config_from(c, "hc.tgc").block.residual_scale != 1.0);
+  REQUIRE_THROWS_AS(io::model_from<nn::TransformerLM>(c, "hc.tgc"), io::FormatError);
+  REQUIRE_THROWS_WITH(io::model_from<nn::TransformerLM>(c, "hc.tgc"),
+                      Contains("hc.tgc: the stored model configuration is invalid: hyper_connections scales the residual "
+                               "with its own H_res: leave residual_scale at 1"));
+}
+
 TEST_CASE("bad files: the corpus's mHC file whose hc_rate passes its tensors is refused by name", "[io][bad_files][corpus]") {
   // As found by the fuzzer its header's checksum is stale, so that io::decode stops there (the
   // corpus test above); with the header recomputed, as fuzz_load_checkpoint.cpp does, it decodes,
