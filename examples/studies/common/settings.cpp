@@ -51,6 +51,17 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const nn::Module& model, const 
   return std::make_unique<optim::AdamW>(optim::weight_decay_groups(model, options));
 }
 
+std::unique_ptr<optim::Optimizer> make_optimizer(const nn::TransformerLM& model, const Training& t) {
+  const double alpha = model.config.block.branch_depth_exponent;
+  if (alpha == 0.0) return make_optimizer(static_cast<const nn::Module&>(model), t);
+  if (t.optimizer == "sgd")
+    throw ValueError("--optimizer sgd: the depth parametrizations (depth-mup, completep; branch exponent " + fmt(alpha) +
+                     ") scale Adam's lr and eps, and SGD has no eps; use adam or adamw");
+  const auto options = optim::AdamOptions(t.lr).betas(optim::Betas(0.9, t.beta2)).weight_decay(t.weight_decay);
+  if (t.optimizer == "adam") return std::make_unique<optim::Adam>(optim::depth_scaled_groups(model, options));
+  return std::make_unique<optim::AdamW>(optim::depth_scaled_groups(model, options));
+}
+
 std::string describe(const Training& t) {
   std::string text = t.optimizer == "sgd" ? "SGD with momentum 0.9, L2 weight decay " + fmt(t.weight_decay)
                                           : std::string(t.optimizer == "adam" ? "Adam" : "AdamW") + ", betas (0.9, " +

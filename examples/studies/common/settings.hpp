@@ -46,6 +46,10 @@ void add_training_options(CLI::App& app, Training& t);
 void smoke_training(const CLI::App& app, Training& t);
 // Weight decay on the matrices only (optim::weight_decay_groups: none on norms, biases, embeddings).
 std::unique_ptr<tapegrad::optim::Optimizer> make_optimizer(const tapegrad::nn::Module& model, const Training& t);
+// A language model's: the same, and under a depth parametrization (Depth-muP, CompleteP: a
+// nonzero branch exponent) the blocks' lr and Adam's eps follow the depth as well
+// (optim::depth_scaled_groups); SGD is refused there, for it has no eps to scale.
+std::unique_ptr<tapegrad::optim::Optimizer> make_optimizer(const tapegrad::nn::TransformerLM& model, const Training& t);
 // One sentence for a report: "AdamW, betas (0.9, 0.95), weight decay 0.1 ...; lr 0.001, ...".
 std::string describe(const Training& t);
 

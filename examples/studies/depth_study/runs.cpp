@@ -232,17 +232,9 @@ std::vector<double> skip_block_losses(nn::TransformerLM& model, const Data& data
 TrainResult train(nn::TransformerLM& model, const Data& data, const TrainOptions& o,
                   const std::function<bool(std::int64_t, double)>& after_step) {
   const auto start = std::chrono::steady_clock::now();
-  // Under a depth parametrization the blocks' lr and Adam's ε follow the depth as well
-  // (optim/depth_scaling.hpp); every other run keeps the study's optimizer as it was.
-  std::unique_ptr<optim::Optimizer> optimizer;
-  if (model.config.block.branch_depth_exponent != 0) {
-    if (o.optimizer == "sgd") throw ValueError("the depth parametrizations (depth-mup, completep) scale Adam's lr and ε: --optimizer sgd has no ε");
-    const auto options = optim::AdamOptions(o.lr).betas(optim::Betas(0.9, o.beta2)).weight_decay(o.weight_decay);
-    if (o.optimizer == "adam") optimizer = std::make_unique<optim::Adam>(optim::depth_scaled_groups(model, options));
-    else optimizer = std::make_unique<optim::AdamW>(optim::depth_scaled_groups(model, options));
-  } else {
-    optimizer = study::make_optimizer(model, o);
-  }
+  // Under a depth parametrization the blocks' lr and Adam's eps follow the depth as well
+  // (study::make_optimizer's overload for a language model)
+  const std::unique_ptr<optim::Optimizer> optimizer = study::make_optimizer(model, o);
   // nGPT's matrices go back to the unit sphere after every step, as train_lm does it (the hook
   // lives as long as the optimizer)
   if (nn::placement_info(model.config.block.placement).hypersphere) optim::register_ngpt_normalization(*optimizer, model);
