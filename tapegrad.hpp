@@ -2,6 +2,7 @@
 #pragma once
 
 #include "autograd/anomaly.hpp"
+#include "autograd/backward_trace.hpp"
 #include "autograd/build_info.hpp"
 #include "autograd/checkpoint.hpp"
 #include "autograd/cpu/blas.hpp"

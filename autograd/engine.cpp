@@ -12,7 +12,7 @@
 // run_pass below is that loop and nothing else. Each other concern is a named step of the
 // BackwardPass above it: where a leaf's gradient goes (grad() and checkpoints, grad_capture.hpp),
 // hooks (hook_runner.hpp), the checks that refuse a graph that cannot give a right answer, the
-// profiler, and letting a backward function add its gradient in place.
+// profiler, the trace (backward_trace.hpp), and letting a backward function add its gradient in place.
 // With create_graph the pass is itself recorded (grad mode stays on while the backward
 // functions run), so its results can be differentiated again; each node's backward must then
 // be written with differentiable ops (DoubleBackward::supported, node.hpp).
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "anomaly.hpp"
+#include "backward_trace.hpp"
 #include "grad_capture.hpp"
 #include "grad_mode.hpp"
 #include "hook_runner.hpp"
@@ -249,6 +250,7 @@ class BackwardPass {
       }
     }
     if (!fills_leaves_) return;
+    if (BackwardTrace* trace = detail::active_trace()) trace->fill_leaf(leaf, g);
     if (delivery) delivery->deliver(leaf, g);
     else detail::LeafDelivery::deliver_root(leaf, g, create_graph_);
   }
@@ -258,8 +260,9 @@ class BackwardPass {
   // place; into the sum received so far by the node behind a non-leaf input (fan-out) only
   // where this pass alone holds that sum, so that no one else sees it change.
   Tensor sum_to_add_into(const Node& node, std::size_t i) {
-    if (is_anomaly_enabled() || create_graph_ || i >= node.next_edges.size() || !node.needs_input_grad[i])
-      return Tensor();
+    if (is_anomaly_enabled() || detail::active_trace() || create_graph_ || i >= node.next_edges.size() ||
+        !node.needs_input_grad[i])
+      return Tensor();  // a trace sees each gradient as it passes the engine
     const Edge& edge = node.next_edges[i];
     if (edge.node) return pending_sum_to_add_into(grads_, edge.node.get());
     if (!fills_leaves_ || !edge.leaf) return Tensor();
@@ -289,11 +292,13 @@ void detail::run_pass(const TensorList& roots, const TensorList& seeds, bool ret
                       Capture* capture) {
   GradModeGuard recording(create_graph);  // off: the backward pass itself is not recorded
   BackwardPass pass(capture, retain_graph, create_graph);
+  detail::TracedPass traced;  // what a BackwardTrace sees of this pass, when one is on
   const std::vector<Node*> root_nodes = pass.seed(roots, seeds);  // 2. seed dL/d root
   if (root_nodes.empty()) return;
   // 1. order: each node after every node that consumes its output, walked from the back
   const std::vector<Node*> order = topological_order(root_nodes, capture ? capture->min_sequence_nr() : 0);
   check_usable(order);  // refuse a freed graph, or a saved tensor written in place since
+  traced.add_nodes(order);
   pass.plan(order);
   // 3. walk in reverse
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -304,6 +309,7 @@ void detail::run_pass(const TensorList& roots, const TensorList& seeds, bool ret
       if (!pass.capture(node, dout)) {                       // grad() asked for it; backward_to stops
         check_recordable(node, create_graph);
         const TensorList dinputs = pass.call_backward(node, dout);  // dL/dout -> dL/dinputs
+        traced.visit(node, dout, dinputs);
         for (std::size_t i = 0; i < dinputs.size(); ++i) pass.accumulate(node, i, dinputs[i]);  // +=
       }
     }

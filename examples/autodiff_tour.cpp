@@ -8,8 +8,10 @@
 // that add up (fan-out). It compares with backward() and with gradcheck, in float64. Last, it
 // records the backward pass itself (create_graph) and differentiates do/db once more: the
 // second derivatives, against the hand-derived ones and gradgradcheck (docs/higher-order.md).
+// With --trace, the engine itself reports its pass (BackwardTrace), and a page replays it on the
+// graph, step by step (autodiff_tour_trace.html, examples/common/trace_page.hpp).
 //
-// Run: build/examples/autodiff_tour [--out-dir DIR] [--check]  (--help lists the options)
+// Run: build/examples/autodiff_tour [--out-dir DIR] [--trace] [--check]  (--help lists the options)
 #include <tapegrad/tapegrad.hpp>
 
 #include <CLI/CLI.hpp>
@@ -26,6 +28,8 @@
 #include <string>
 #include <unordered_map>
 #include <vector>
+
+#include "common/trace_page.hpp"
 
 using namespace tapegrad;
 
@@ -133,7 +137,7 @@ bool close(double a, double b, double tol) { return std::abs(a - b) <= tol * (1 
 int main(int argc, char** argv) {
   double x1 = 2.0, w1 = -3.0, x2 = 0.0, w2 = 1.0, b = 6.8813735870195432;  // micrograd's: o = 1/√2
   std::string out_dir = ".";
-  bool check = false;
+  bool check = false, trace = false;
   CLI::App app{"A tour of the tape: the graph of a tiny neuron, its backward pass step by step, "
                "and checks against backward() and gradcheck (float64)."};
   app.add_option("--x1", x1, "input x1");
@@ -141,7 +145,10 @@ int main(int argc, char** argv) {
   app.add_option("--x2", x2, "input x2");
   app.add_option("--w2", w2, "weight w2");
   app.add_option("--b", b, "bias b");
-  app.add_option("--out-dir", out_dir, "directory for autodiff_tour.dot (and .png)");
+  app.add_option("--out-dir", out_dir, "directory for autodiff_tour.dot (and .png, and autodiff_tour_trace.html)");
+  app.add_flag("--trace", trace,
+               "also trace the engine's own backward pass (BackwardTrace) and write autodiff_tour_trace.html, a page "
+               "that replays it on the graph step by step");
   app.add_flag("--check", check,
                "exit 1 unless the step-by-step gradients equal backward()'s, the hand-derived ones and gradcheck");
   CLI11_PARSE(app, argc, argv);
@@ -247,7 +254,34 @@ int main(int argc, char** argv) {
   const GradcheckResult r2 = gradgradcheck(neuron, make_leaves(x1, w1, x2, w2, b).list());
   std::printf("  gradgradcheck (finite differences of the first derivatives): %s\n", r2.report.c_str());
 
-  if (agree && r.ok && second_agree && r2.ok) {
+  bool traced_agree = true;
+  if (trace) {
+    // The engine reports its own pass: the same walk as step 3's, from inside backward().
+    std::printf("\n8. The engine's own trace of backward() (BackwardTrace): each node as it visits it, the norm of\n"
+                "   dL/dout coming in and of each gradient going out, and each contribution into a leaf's .grad()\n");
+    const Leaves traced = make_leaves(x1, w1, x2, w2, b);
+    BackwardTrace t;
+    const char* leaf_names[] = {"x1", "w1", "x2", "w2", "b"};
+    for (std::size_t i = 0; i < 5; ++i) t.name(traced.list()[i], leaf_names[i]);
+    neuron(traced.list()).backward();
+    std::printf("%s", t.text().c_str());
+    for (const TraceStep& step : t.steps()) {  // a scalar's norm is its absolute value
+      if (step.leaf < 0) continue;
+      const double engine = traced.list()[static_cast<std::size_t>(step.leaf)].grad().item();
+      traced_agree = traced_agree && close(step.grad_in, std::abs(engine), 1e-12);
+    }
+    std::printf(traced_agree ? "  every leaf's step == |its .grad()|\n" : "  the trace DIFFERS from .grad()\n");
+    const std::filesystem::path page = std::filesystem::path(out_dir) / "autodiff_tour_trace.html";
+    std::ofstream page_file(page);
+    page_file << study::trace_page(t, "autodiff_tour: the backward pass of micrograd's neuron");
+    if (!page_file.flush()) {
+      std::fprintf(stderr, "error: --out-dir: cannot write %s\n", page.string().c_str());
+      return 2;
+    }
+    std::printf("  wrote %s: open it in a browser and press Next (%zu steps)\n", page.string().c_str(), t.steps().size());
+  }
+
+  if (agree && r.ok && second_agree && r2.ok && traced_agree) {
     std::printf("\nautodiff_tour: all checks passed\n");
     return 0;
   }

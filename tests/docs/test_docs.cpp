@@ -19,9 +19,10 @@ using tapegrad::testing::read_text;
 
 TEST_CASE("docs/the-tape.md: the worked example", "[docs]") {
   const auto blocks = cpp_blocks(read_text(kDocsDir + "/the-tape.md"));
-  REQUIRE(blocks.size() >= 2);
+  REQUIRE(blocks.size() >= 3);
   CHECK(blocks[0] == read_text(kDocsDir + "/snippets/the_tape.inc"));
-  CHECK(blocks[1] == read_text(kDocsDir + "/snippets/gradcheck.inc"));
+  CHECK(blocks[1] == read_text(kDocsDir + "/snippets/the_tape_trace.inc"));
+  CHECK(blocks[2] == read_text(kDocsDir + "/snippets/gradcheck.inc"));
 
   std::ostringstream captured;
   std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
@@ -33,6 +34,19 @@ TEST_CASE("docs/the-tape.md: the worked example", "[docs]") {
   CHECK(b.grad().item() == -10);
   // The listing printed in the doc is the one the program prints.
   CHECK(read_text(kDocsDir + "/the-tape.md").find(captured.str()) != std::string::npos);
+}
+
+TEST_CASE("docs/the-tape.md: watching the backward pass", "[docs][trace]") {
+  std::ostringstream captured;
+  std::streambuf* old = std::cout.rdbuf(captured.rdbuf());
+  {
+#include "../../docs/snippets/the_tape_trace.inc"
+    std::cout.rdbuf(old);
+    CHECK(x.grad().item() == 30);
+  }
+  // the page shows the trace the program prints, with #2 add receiving 5 + 5
+  CHECK(read_text(kDocsDir + "/the-tape.md").find("```text\n" + captured.str() + "```") != std::string::npos);
+  CHECK(captured.str().find("#2 add []  dL/dout 10") != std::string::npos);
 }
 
 TEST_CASE("docs/the-tape.md: gradcheck", "[docs]") {
