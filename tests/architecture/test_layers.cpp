@@ -38,7 +38,7 @@ const std::map<std::string, std::vector<std::string>> kLayers = {
     {"training", {"autograd", "nn", "optim", "io", "data"}},
 };
 // Top-level folders above every layer: they may include anything and are not checked.
-const std::set<std::string> kAboveLayers = {"examples", "bench", "tests", "fuzz", "docs"};
+const std::set<std::string> kAboveLayers = {"examples", "bench", "tests", "fuzz", "docs", "learn"};
 // The kernels: autograd/cpu/ holds the raw-pointer CPU machinery (the BLAS door and its
 // backends, the blocked SGEMM, vector math, the parallel and streaming helpers, the attention
 // kernels) and knows nothing of Tensor, Node or the engine. Its files may include files of

@@ -1,0 +1,96 @@
+// grading.cpp — the sentences of grading.hpp.
+#include "grading.hpp"
+
+#include <cmath>
+#include <cstdio>
+
+namespace learn::grading {
+
+using namespace tapegrad;
+
+std::string num(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
+std::string index_str(const Shape& shape, std::int64_t flat) {
+  std::vector<std::int64_t> index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  std::string out = "(";
+  for (std::size_t d = 0; d < index.size(); ++d) out += (d ? ", " : "") + std::to_string(index[d]);
+  return out + ")";
+}
+
+std::string close(const std::string& what, double got, double want, double rtol, double atol) {
+  if (std::abs(got - want) <= atol + rtol * std::abs(want)) return "";
+  return what + " is " + num(got) + ", it should be " + num(want);
+}
+
+std::string tensors_close(const std::string& what, const Tensor& got, const Tensor& want, const std::string& source,
+                          double rtol, double atol) {
+  if (!got.defined()) return what + " is missing (an undefined tensor): nothing was computed";
+  if (got.shape() != want.shape())
+    return what + " has shape " + shape_str(got.shape()) + ", it should be " + shape_str(want.shape());
+  const std::vector<double> g = got.contiguous().to_vector<double>(), w = want.contiguous().to_vector<double>();
+  std::int64_t worst = -1;
+  double worst_excess = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double excess = std::abs(g[i] - w[i]) - (atol + rtol * std::abs(w[i]));
+    if (std::isnan(g[i]) != std::isnan(w[i]) || excess > worst_excess) {
+      worst = static_cast<std::int64_t>(i);
+      worst_excess = std::isnan(excess) ? INFINITY : excess;
+    }
+  }
+  if (worst < 0) return "";
+  return what + " differs from " + source + " at index " + index_str(got.shape(), worst) + ": " +
+         num(g[static_cast<std::size_t>(worst)]) + " against " + num(w[static_cast<std::size_t>(worst)]);
+}
+
+Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::float64).requires_grad_(); }
+
+std::string gradient_matches_numerical(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,
+                                       const std::vector<std::string>& names, std::uint64_t seed, double rtol,
+                                       double atol) {
+  // L = Σ R ⊙ fn(inputs): a scalar whose gradient is every output's, weighted at random, so a
+  // wrong entry anywhere in the Jacobian shows
+  Tensor R;
+  {
+    NoGradGuard no_grad;
+    Generator gen(seed);
+    const Tensor y = fn(inputs);
+    R = randn(y.shape(), gen, DType::float64);
+  }
+  const auto loss = [&](const TensorList& in) { return sum(mul(fn(in), R)); };
+  for (Tensor x : inputs) x.reset_grad();  // a handle: the leaf itself is reset
+  loss(inputs).backward();
+  constexpr double eps = 1e-6;
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const std::string name = k < names.size() ? names[k] : "input " + std::to_string(k);
+    const Tensor& x = inputs[k];
+    if (!x.grad().defined()) return "∂L/∂" + name + " is missing: backward() gave " + name + " no gradient";
+    Tensor numerical = zeros_like(x);
+    {
+      NoGradGuard no_grad;
+      double* values = x.data<double>();
+      double* out = numerical.data<double>();
+      for (std::int64_t i = 0; i < x.numel(); ++i) {
+        const double saved = values[i];
+        values[i] = saved + eps;
+        const double up = loss(inputs).item();
+        values[i] = saved - eps;
+        const double down = loss(inputs).item();
+        values[i] = saved;
+        out[i] = (up - down) / (2 * eps);
+      }
+    }
+    const std::string mismatch = tensors_close("∂L/∂" + name, x.grad(), numerical, "the numerical derivative", rtol, atol);
+    if (!mismatch.empty()) return mismatch;
+  }
+  return "";
+}
+
+}  // namespace learn::grading
