@@ -141,7 +141,7 @@ TEST_CASE("it equals a Pre-LN block of PyTorch's modules: y and dL/dx of L = Σ 
 
 TEST_CASE("optional, B2T: the same pieces placed as h = LN1(x + Attn(x)), y = LN2(h + FFN(h) + x) equal "
           "TransformerBlock \"b2t\"",
-          "[learn.10]") {
+          "[learn.10][optional]") {
   const auto [d_model, n_heads] = GENERATE(values<std::pair<std::int64_t, std::int64_t>>({{8, 2}, {12, 3}}));
   Generator gen(40 + d_model);
   const Pair p = same_parameters("b2t", d_model, n_heads, gen);

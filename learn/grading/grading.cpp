@@ -8,9 +8,9 @@ namespace learn::grading {
 
 using namespace tapegrad;
 
-std::string num(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.4g", v);
+std::string num(double v, int digits) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.*g", digits, v);
   return text;
 }
 
@@ -25,9 +25,21 @@ std::string index_str(const Shape& shape, std::int64_t flat) {
   return out + ")";
 }
 
+namespace {
+
+// "0.31 against 0.29", with as many digits as it takes to tell the two apart (a difference in the
+// seventh digit printed as "-0.426 against -0.426" would tell the student nothing).
+std::string against(double got, double want, const char* word = " against ") {
+  int digits = 4;
+  while (digits < 17 && num(got, digits) == num(want, digits)) ++digits;
+  return num(got, digits) + word + num(want, digits);
+}
+
+}  // namespace
+
 std::string close(const std::string& what, double got, double want, double rtol, double atol) {
   if (std::abs(got - want) <= atol + rtol * std::abs(want)) return "";
-  return what + " is " + num(got) + ", it should be " + num(want);
+  return what + " is " + against(got, want, ", it should be ");
 }
 
 std::string tensors_close(const std::string& what, const Tensor& got, const Tensor& want, const std::string& source,
@@ -47,7 +59,7 @@ std::string tensors_close(const std::string& what, const Tensor& got, const Tens
   }
   if (worst < 0) return "";
   return what + " differs from " + source + " at index " + index_str(got.shape(), worst) + ": " +
-         num(g[static_cast<std::size_t>(worst)]) + " against " + num(w[static_cast<std::size_t>(worst)]);
+         against(g[static_cast<std::size_t>(worst)], w[static_cast<std::size_t>(worst)]);
 }
 
 Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::float64).requires_grad_(); }

@@ -31,12 +31,13 @@
 
 namespace learn::grading {
 
-// A number as the messages print it: 4 significant digits ("0.3125", "-1.5e-07").
-std::string num(double v);
+// A number as the messages print it: 4 significant digits by default ("0.3125", "-1.5e-07").
+std::string num(double v, int digits = 4);
 // "(1, 2)": the multi-index of element `flat` of a contiguous tensor of `shape`; "()" for a scalar.
 std::string index_str(const tapegrad::Shape& shape, std::int64_t flat);
 
-// "" when |got - want| <= atol + rtol·|want|, else "<what> is 0.31, it should be 0.29".
+// "" when |got - want| <= atol + rtol·|want|, else "<what> is 0.31, it should be 0.29" (with more
+// digits where four would print the two alike).
 std::string close(const std::string& what, double got, double want, double rtol = 1e-9, double atol = 1e-12);
 
 // Elementwise: "" when got matches want (same shape, every element close), else
