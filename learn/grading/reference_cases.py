@@ -3,22 +3,23 @@
 import torch
 
 
-def _list(values):
-    return "{" + ", ".join("%.17g" % v for v in values) + "}"
+def values(numbers):
+    """a C++ braced list of the numbers, each to 17 digits (a double's every bit)"""
+    return "{" + ", ".join("%.17g" % v for v in numbers) + "}"
 
 
 def binary_case(name, op, a_shape, b_shape, seed):
     """random a and b (float64, seeded), weights R, L = sum(R * op(a, b)) and PyTorch's dL/da, dL/db,
     as `const learn::grading::BinaryCase <name> = {...};`"""
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(*a_shape, generator=gen, dtype=torch.float64, requires_grad=True)
-    b = torch.randn(*b_shape, generator=gen, dtype=torch.float64, requires_grad=True)
+    a = torch.randn(tuple(a_shape), generator=gen, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(tuple(b_shape), generator=gen, dtype=torch.float64, requires_grad=True)
     out = op(a, b)
-    r = torch.randn(*out.shape, generator=gen, dtype=torch.float64)
+    r = torch.randn(tuple(out.shape), generator=gen, dtype=torch.float64)
     (out * r).sum().backward()
-    fields = [_list(a.shape), _list(a.detach().reshape(-1).tolist()), _list(b.shape),
-              _list(b.detach().reshape(-1).tolist()), _list(r.shape), _list(r.reshape(-1).tolist()),
-              _list(a.grad.reshape(-1).tolist()), _list(b.grad.reshape(-1).tolist())]
+    fields = [values(a.shape), values(a.detach().reshape(-1).tolist()), values(b.shape),
+              values(b.detach().reshape(-1).tolist()), values(r.shape), values(r.reshape(-1).tolist()),
+              values(a.grad.reshape(-1).tolist()), values(b.grad.reshape(-1).tolist())]
     return ("// a %s, b %s\nconst learn::grading::BinaryCase %s = {\n    %s};\n"
             % (list(a_shape), list(b_shape), name, ",\n    ".join(fields)))
 
