@@ -6,6 +6,8 @@
 // Batched with one B: C[b] = A[b]·B. Each A[b] has its own dA[b] = dC[b]·Bᵀ, but B is used by
 //   every batch element (fan-out), so its gradient is the sum of theirs: dB = Σ_b A[b]ᵀ·dC[b].
 //   Stacking the batch's rows, A as (batch·m, k) and dC as (batch·m, n), that sum is one product.
+// Both gradients are computed even when one input needs none (a constant B): tapegrad's own
+// matmul skips that product (the node's needs_input_grad); here the formula stays in plain view.
 // Both backwards are written with tapegrad's differentiable ops, so a second derivative can flow
 // through them (DoubleBackward::supported).
 #include "03_matmul_backward/exercise.hpp"

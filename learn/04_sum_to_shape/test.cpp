@@ -148,7 +148,8 @@ TEST_CASE("sum_to_shape equals PyTorch's sum_to_size: [2, 4, 3] to [4, 1] and [5
 
 // ---- part 2: the backward of a broadcasting add and mul
 
-TEST_CASE("part 2: dL/da and dL/db of a + b have a's and b's shapes: a [2, 1, 3] + b [4, 1] is [2, 4, 3]",
+TEST_CASE("part 2: a + b's backward with dout all ones gives each value the number of outputs it reached, "
+          "in its input's shape: a [2, 1, 3] + b [4, 1] is [2, 4, 3]",
           "[learn.04]") {
   tapegrad::Generator gen(8);
   const Tensor a = leaf({2, 1, 3}, gen), b = leaf({4, 1}, gen);
