@@ -7,7 +7,7 @@
 
 #include <tapegrad/tapegrad.hpp>
 
-#include "scalar/value.hpp"  // learn::Todo
+#include "grading/todo.hpp"
 
 namespace learn {
 

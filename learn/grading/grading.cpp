@@ -62,6 +62,33 @@ std::string tensors_close(const std::string& what, const Tensor& got, const Tens
          against(g[static_cast<std::size_t>(worst)], w[static_cast<std::size_t>(worst)]);
 }
 
+TensorList binary_gradients(const BinaryOp& op, const Tensor& a, const Tensor& b, const Tensor& r) {
+  Tensor a2 = a.detach().clone().requires_grad_(), b2 = b.detach().clone().requires_grad_();
+  sum(mul(op(a2, b2), r)).backward();
+  return {a2.grad(), b2.grad()};
+}
+
+std::string binary_gradients_match(const BinaryOp& op, const Tensor& a, const Tensor& b, const Tensor& r,
+                                   const TensorList& want, const std::string& source,
+                                   const std::vector<std::string>& names, double rtol, double atol) {
+  const TensorList got = binary_gradients(op, a, b, r);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const std::string mismatch = tensors_close("dL/d" + names.at(k), got[k], want.at(k), source, rtol, atol);
+    if (!mismatch.empty()) return mismatch;
+  }
+  return "";
+}
+
+std::string matches_pytorch(const BinaryOp& op, const BinaryCase& reference, const std::vector<std::string>& names) {
+  const auto t = [](const std::vector<double>& values, const Shape& shape) {
+    return tensor(values, shape, DType::float64);
+  };
+  return binary_gradients_match(op, t(reference.a, reference.a_shape), t(reference.b, reference.b_shape),
+                                t(reference.r, reference.r_shape),
+                                {t(reference.grad_a, reference.a_shape), t(reference.grad_b, reference.b_shape)},
+                                "PyTorch's", names);
+}
+
 Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::float64).requires_grad_(); }
 
 std::string gradient_matches_numerical(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,

@@ -56,6 +56,37 @@ std::string gradient_matches_numerical(const std::function<tapegrad::Tensor(cons
                                        const tapegrad::TensorList& inputs, const std::vector<std::string>& names,
                                        std::uint64_t seed = 1, double rtol = 1e-5, double atol = 1e-7);
 
+// A two-input op, as the tensor exercises' tests call it: the student's or tapegrad's own.
+using BinaryOp = std::function<tapegrad::Tensor(const tapegrad::Tensor&, const tapegrad::Tensor&)>;
+
+// For L = Σ R ⊙ op(a, b): {dL/da, dL/db} by backward(), on fresh leaves with a's and b's values.
+tapegrad::TensorList binary_gradients(const BinaryOp& op, const tapegrad::Tensor& a, const tapegrad::Tensor& b,
+                                      const tapegrad::Tensor& r);
+
+// The same L's gradients against want = {dL/da, dL/db} from another source (tapegrad's own op,
+// PyTorch's reference values): "" when both agree, else the first difference in tensors_close's
+// words, "dL/d<names[0]> differs from <source> at index (1, 2): 0.31 against 0.29".
+std::string binary_gradients_match(const BinaryOp& op, const tapegrad::Tensor& a, const tapegrad::Tensor& b,
+                                   const tapegrad::Tensor& r, const tapegrad::TensorList& want,
+                                   const std::string& source, const std::vector<std::string>& names,
+                                   double rtol = 1e-12, double atol = 1e-12);
+
+// A reference case of a two-input op, as make_reference.py writes it into an exercise's
+// reference.inc (learn/grading/reference_cases.py): the inputs, the weights R of
+// L = Σ R ⊙ op(a, b), and PyTorch's dL/da and dL/db.
+struct BinaryCase {
+  tapegrad::Shape a_shape;
+  std::vector<double> a;
+  tapegrad::Shape b_shape;
+  std::vector<double> b;
+  tapegrad::Shape r_shape;
+  std::vector<double> r;
+  std::vector<double> grad_a, grad_b;  // shaped like a and b
+};
+
+// binary_gradients_match on the case's values against PyTorch's gradients.
+std::string matches_pytorch(const BinaryOp& op, const BinaryCase& reference, const std::vector<std::string>& names);
+
 // A float64 leaf of the shape, random normal values, that requires grad.
 tapegrad::Tensor leaf(const tapegrad::Shape& shape, tapegrad::Generator& gen);
 
