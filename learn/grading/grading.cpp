@@ -50,6 +50,15 @@ std::string tensors_close(const std::string& what, const Tensor& got, const Tens
          num(g[static_cast<std::size_t>(worst)]) + " against " + num(w[static_cast<std::size_t>(worst)]);
 }
 
+TensorList gradients(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,
+                     const Tensor& weights) {
+  for (Tensor x : inputs) x.reset_grad();  // a handle: the leaf itself is reset
+  sum(mul(fn(inputs), weights)).backward();
+  TensorList out;
+  for (const Tensor& x : inputs) out.push_back(x.grad());
+  return out;
+}
+
 Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::float64).requires_grad_(); }
 
 std::string gradient_matches_numerical(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,

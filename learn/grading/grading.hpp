@@ -55,6 +55,11 @@ std::string gradient_matches_numerical(const std::function<tapegrad::Tensor(cons
                                        const tapegrad::TensorList& inputs, const std::vector<std::string>& names,
                                        std::uint64_t seed = 1, double rtol = 1e-5, double atol = 1e-7);
 
+// dL/d(input) for L = Σ weights ⊙ fn(inputs), by backward() (each input's .grad reset first): the
+// gradients to compare between the student's op and tapegrad's, or with PyTorch's (weights = g).
+tapegrad::TensorList gradients(const std::function<tapegrad::Tensor(const tapegrad::TensorList&)>& fn,
+                               const tapegrad::TensorList& inputs, const tapegrad::Tensor& weights);
+
 // A float64 leaf of the shape, random normal values, that requires grad.
 tapegrad::Tensor leaf(const tapegrad::Shape& shape, tapegrad::Generator& gen);
 

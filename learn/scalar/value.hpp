@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "todo.hpp"
+
 namespace learn {
 
 struct Node;
@@ -68,10 +70,5 @@ std::vector<Value> topological_order(const Value& root);
 // they hold. Unless retain_graph, each node forgets its backward function once it has run, and
 // a second backward through a freed graph throws std::logic_error saying so.
 void backward(const Value& root, bool retain_graph = false);
-
-// Raised by a stub: the part of the exercise still to be written.
-struct Todo : std::logic_error {
-  using std::logic_error::logic_error;
-};
 
 }  // namespace learn
