@@ -7,17 +7,13 @@
 #include "grading/grading.hpp"
 
 using namespace tapegrad;
-using learn::grading::gradient_matches_numerical;
-using learn::grading::gradients;
-using learn::grading::tensors_close;
+using namespace learn::grading;  // the sentences: tensors_close, gradient_matches_numerical, ...
 
 namespace reference {
 #include "reference.inc"
 }
 
 namespace {
-
-Tensor float64(const std::vector<double>& values, const Shape& shape) { return tensor(values, shape, DType::float64); }
 
 const Tensor& x_reference() {
   static const Tensor x = float64(reference::x, reference::x_shape);

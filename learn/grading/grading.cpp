@@ -59,6 +59,8 @@ TensorList gradients(const std::function<Tensor(const TensorList&)>& fn, const T
   return out;
 }
 
+Tensor float64(const std::vector<double>& values, const Shape& shape) { return tensor(values, shape, DType::float64); }
+
 Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::float64).requires_grad_(); }
 
 std::string gradient_matches_numerical(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,

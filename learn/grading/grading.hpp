@@ -60,6 +60,9 @@ std::string gradient_matches_numerical(const std::function<tapegrad::Tensor(cons
 tapegrad::TensorList gradients(const std::function<tapegrad::Tensor(const tapegrad::TensorList&)>& fn,
                                const tapegrad::TensorList& inputs, const tapegrad::Tensor& weights);
 
+// A float64 tensor of the shape with these values (a reference.inc's arrays).
+tapegrad::Tensor float64(const std::vector<double>& values, const tapegrad::Shape& shape);
+
 // A float64 leaf of the shape, random normal values, that requires grad.
 tapegrad::Tensor leaf(const tapegrad::Shape& shape, tapegrad::Generator& gen);
 
