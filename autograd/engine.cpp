@@ -74,8 +74,8 @@ void check_usable(const std::vector<Node*>& order) {
     if (node->released())
       throw GraphError("backward: trying to backward through the graph a second time: the "
                        "saved tensors of '" + node->name + "' (output shape " +
-                       shape_str(node->output_shape) + ") were freed by the first backward; "
-                       "pass {.retain_graph = true} to the first backward to keep them");
+                       shape_str(node->output_shape) + ") were freed by an earlier backward; "
+                       "pass {.retain_graph = true} to every backward but the last to keep them");
     node->check_saved_versions();
   }
 }
