@@ -89,6 +89,17 @@ std::string matches_pytorch(const BinaryOp& op, const BinaryCase& reference, con
                                 "PyTorch's", names);
 }
 
+TensorList gradients(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,
+                     const Tensor& weights) {
+  for (Tensor x : inputs) x.reset_grad();  // a handle: the leaf itself is reset
+  sum(mul(fn(inputs), weights)).backward();
+  TensorList out;
+  for (const Tensor& x : inputs) out.push_back(x.grad());
+  return out;
+}
+
+Tensor float64(const std::vector<double>& values, const Shape& shape) { return tensor(values, shape, DType::float64); }
+
 Tensor leaf(const Shape& shape, Generator& gen) { return randn(shape, gen, DType::float64).requires_grad_(); }
 
 std::string gradient_matches_numerical(const std::function<Tensor(const TensorList&)>& fn, const TensorList& inputs,

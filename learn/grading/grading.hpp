@@ -87,6 +87,14 @@ struct BinaryCase {
 // binary_gradients_match on the case's values against PyTorch's gradients.
 std::string matches_pytorch(const BinaryOp& op, const BinaryCase& reference, const std::vector<std::string>& names);
 
+// dL/d(input) for L = Σ weights ⊙ fn(inputs), by backward() (each input's .grad reset first): the
+// gradients to compare between the student's op and tapegrad's, or with PyTorch's (weights = g).
+tapegrad::TensorList gradients(const std::function<tapegrad::Tensor(const tapegrad::TensorList&)>& fn,
+                               const tapegrad::TensorList& inputs, const tapegrad::Tensor& weights);
+
+// A float64 tensor of the shape with these values (a reference.inc's arrays).
+tapegrad::Tensor float64(const std::vector<double>& values, const tapegrad::Shape& shape);
+
 // A float64 leaf of the shape, random normal values, that requires grad.
 tapegrad::Tensor leaf(const tapegrad::Shape& shape, tapegrad::Generator& gen);
 
