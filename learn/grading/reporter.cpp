@@ -52,7 +52,11 @@ class LearnReporter : public Catch::StreamingReporterBase<LearnReporter> {
     const bool optional = std::find(tags.begin(), tags.end(), "optional") != tags.end();
     (optional ? (ok ? optional_held_ : optional_failed_) : (ok ? held_ : failed_)) += 1;
     stream << (ok ? "  \xE2\x9C\x93 " : "  \xE2\x9C\x97 ") << stats.testInfo.name << "\n";  // ✓ ✗
-    for (const std::string& why : failures_) stream << "      " << why << "\n";
+    // a property run at many random values says its first sentences, then how many more: one bug
+    // should not bury the lines above it
+    constexpr std::size_t kShown = 3;
+    for (std::size_t i = 0; i < failures_.size() && i < kShown; ++i) stream << "      " << failures_[i] << "\n";
+    if (failures_.size() > kShown) stream << "      (and " << failures_.size() - kShown << " more like these)\n";
     failures_.clear();
     StreamingReporterBase::testCaseEnded(stats);
   }
