@@ -72,7 +72,11 @@ std::pair<Tensor, Tensor> jvp(const JvpFn& fn, const TensorList& primals, const 
     out = fn(inputs);
   }
   if (!out.defined()) throw ValueError("jvp: the function returned an undefined tensor");
-  if (!out.grad_fn()) return {out.detach(), zeros_like(out)};  // it does not depend on the primals
+  if (!out.grad_fn()) {  // an input itself, or nothing that depends on the inputs
+    const auto input = leaf_tangent.find(out.impl_ptr().get());
+    const bool given = input != leaf_tangent.end() && input->second.defined();
+    return {out.detach(), given ? input->second : zeros_like(out)};
+  }
 
   // Walk the nodes forward: topological_order lists each node after its inputs.
   NoGradGuard no_grad;  // the tangents are values, not recorded
