@@ -50,6 +50,25 @@ Tensor detail::tangent_sum(const Tensor& a, const Tensor& b) {
   return add(a, b);
 }
 
+Tensor detail::jvp_of(const JvpFn& composite, const TensorList& inputs, const TensorList& tangents) {
+  std::vector<std::size_t> moving;  // the inputs with a tangent
+  TensorList primals, directions;
+  for (std::size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i].defined() && i < tangents.size() && tangents[i].defined()) {
+      moving.push_back(i);
+      primals.push_back(inputs[i].detach());
+      directions.push_back(tangents[i]);
+    }
+  if (primals.empty()) return Tensor();
+  const auto with_moving = [&](const TensorList& in) {
+    TensorList all;
+    for (const Tensor& t : inputs) all.push_back(t.defined() ? t.detach() : Tensor());
+    for (std::size_t k = 0; k < moving.size(); ++k) all[moving[k]] = in[k];
+    return composite(all);
+  };
+  return jvp(with_moving, primals, directions).second;
+}
+
 Tensor detail::tangent_to_shape(const Tensor& t, const Shape& shape) {
   if (!t.defined() || t.shape() == shape) return t;
   return contiguous(expand(t, shape));

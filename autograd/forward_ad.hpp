@@ -40,6 +40,10 @@ Tensor hvp_forward_over_reverse(const JvpFn& f, const Tensor& x, const Tensor& v
 namespace detail {
 // For the ops' forward rules, where an undefined tangent stands for zeros: a + b of those defined.
 Tensor tangent_sum(const Tensor& a, const Tensor& b);
+// The forward rule of a fused op (attention, layer_norm, the GELU MLP, a checkpoint): the jvp of
+// its composite, the same formula written with differentiable ops (what create_graph records
+// for it). Inputs that are undefined (an absent bias) or have no tangent stay constants.
+Tensor jvp_of(const JvpFn& composite, const TensorList& inputs, const TensorList& tangents);
 // A tangent broadcast to an output's shape (an input of a broadcasting op may be smaller), made
 // contiguous; undefined stays undefined.
 Tensor tangent_to_shape(const Tensor& t, const Shape& shape);

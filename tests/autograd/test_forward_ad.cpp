@@ -51,6 +51,53 @@ std::vector<Case> cases() {
          return contiguous(expand(unsqueeze(slice(reshape(t, {12, 2}), 0, 1, 9, 2), 0), {3, 4, 2}));
        }},
       {"the input itself (a no-op conversion)", {{2}}, [](L in) { return in[0].to(DType::float64); }},
+      {"softmax and log_softmax", {{2, 5}}, [](L in) { return add(softmax(in[0], 1), log_softmax(in[0], 0)); }},
+      {"layer_norm with weight and bias", {{2, 3, 4}, {4}, {4}},
+       [](L in) { return layer_norm(in[0], {4}, in[1], in[2]); }},
+      {"layer_norm without affine, rms_norm", {{3, 4}, {4}},
+       [](L in) { return add(layer_norm(in[0], {4}), rms_norm(in[0], {4}, in[1])); }},
+      {"cross_entropy mean, label smoothing", {{4, 5}},
+       [](L in) {
+         const Tensor t = Tensor::from_vector(std::vector<std::int64_t>{1, 0, 4, 2}, {4});
+         return cross_entropy(in[0], t, Reduction::mean, -100, 0.1);
+       }},
+      {"cross_entropy none, an ignored row, classes in dim 1", {{2, 3, 2}},
+       [](L in) {
+         const Tensor t = Tensor::from_vector(std::vector<std::int64_t>{2, -100, 0, 1}, {2, 2});
+         return cross_entropy(in[0], t, Reduction::none);
+       }},
+      {"mse_loss", {{3, 2}, {3, 2}}, [](L in) { return mse_loss(in[0], in[1]); }},
+      {"embedding and index_select", {{5, 3}},
+       [](L in) {
+         const Tensor idx = Tensor::from_vector(std::vector<std::int64_t>{4, 0, 4, 2}, {2, 2});
+         const Tensor rows = Tensor::from_vector(std::vector<std::int64_t>{1, 1, 3}, {3});
+         return add(sum(embedding(in[0], idx)), sum(index_select(in[0], 0, rows)));
+       }},
+      {"masked_fill and where", {{2, 3}, {3}},
+       [](L in) {
+         const Tensor mask = Tensor::from_vector(std::vector<std::int64_t>{1, 0, 1}, {3});
+         return add(masked_fill(in[0], mask, 2.0), where(mask, in[1], in[0]));
+       }},
+      {"cat and stack", {{2, 3}, {1, 3}},
+       [](L in) { return add(cat({in[0], in[1]}, 0), stack({in[1], in[1], in[1]}, 0).reshape({3, 3})); }},
+      {"dropout with a fixed mask", {{4, 3}},
+       [](L in) {
+         Generator gen(11);
+         return dropout(in[0], 0.5, true, &gen);
+       }},
+      {"rotary_embedding", {{1, 2, 3, 4}}, [](L in) { return rotary_embedding(in[0]); }},
+      {"scaled_dot_product_attention, causal, grouped kv", {{1, 4, 3, 2}, {1, 2, 3, 2}, {1, 2, 3, 2}},
+       [](L in) {
+         AttentionOptions o;
+         o.causal = true;
+         return scaled_dot_product_attention(in[0], in[1], in[2], o);
+       }},
+      {"self_attention_packed", {{2, 3, 12}}, [](L in) { return self_attention_packed(in[0], 2); }},
+      {"gelu_mlp", {{2, 3}, {4, 3}, {4}, {2, 4}, {2}},
+       [](L in) { return gelu_mlp(in[0], in[1], in[2], in[3], in[4]); }},
+      {"checkpoint", {{2, 3}, {3}},
+       [](L in) { return checkpoint([](const TensorList& x) { return tanh(mul(x[0], x[1])); }, {in[0], in[1]}); }},
+      {"clone", {{2}}, [](L in) { return mul(in[0].clone(), in[0]); }},
   };
 }
 
@@ -126,8 +173,14 @@ TEST_CASE("Hessian-vector product: forward over reverse equals reverse over reve
 TEST_CASE("jvp refuses an op without a forward rule by name, and checks the tangents' shapes", "[forward_ad][errors]") {
   Generator gen(2);
   const Tensor x = randn({2, 3}, gen, DType::float64);
-  CHECK_THROWS_WITH(jvp([](const TensorList& in) { return dropout(in[0], 0.5, true); }, {x}, {ones_like(x)}),
-                    Contains("jvp: 'dropout'") && Contains("has no forward rule"));
+  // an op of a program's own, recorded with a backward and no forward rule (docs/adding-an-op.md)
+  const auto doubled = [](const Tensor& in) {
+    Tensor out = mul(in.detach(), 2.0);
+    if (should_record({in})) record(out, "doubled", {in}, [](const Tensor& d) -> TensorList { return {mul(d, 2.0)}; });
+    return out;
+  };
+  CHECK_THROWS_WITH(jvp([&](const TensorList& in) { return doubled(in[0]); }, {x}, {ones_like(x)}),
+                    Contains("jvp: 'doubled' (output shape [2, 3]) has no forward rule"));
   CHECK_THROWS_WITH(jvp([](const TensorList& in) { return in[0]; }, {x}, {ones({3, 2}, DType::float64)}),
                     Contains("tangent 0 is [3, 2]") && Contains("its primal [2, 3]"));
   CHECK_THROWS_WITH(jvp([](const TensorList& in) { return in[0]; }, {x}, {}), Contains("1 primals but 0 tangents"));
