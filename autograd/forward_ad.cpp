@@ -30,7 +30,7 @@ void check_tangents(const TensorList& primals, const TensorList& tangents) {
     const Tensor& p = primals[i];
     const Tensor& t = tangents[i];
     if (!p.defined()) throw ValueError("jvp: primal " + std::to_string(i) + " is undefined");
-    if (!is_floating(p.dtype()))
+    if (!is_floating(p.dtype()) && t.defined())
       throw DTypeError("jvp: primal " + std::to_string(i) + " is " + dtype_name(p.dtype()) +
                        ": only floating tensors have a tangent");
     if (t.defined() && (t.shape() != p.shape() || t.dtype() != p.dtype()))
@@ -81,6 +81,10 @@ std::pair<Tensor, Tensor> jvp(const JvpFn& fn, const TensorList& primals, const 
   TensorList inputs;
   std::unordered_map<const TensorImpl*, Tensor> leaf_tangent;
   for (std::size_t i = 0; i < primals.size(); ++i) {
+    if (!is_floating(primals[i].dtype())) {  // indices, targets: constants, passed as they are
+      inputs.push_back(primals[i]);
+      continue;
+    }
     inputs.push_back(primals[i].detach().requires_grad_());
     leaf_tangent.emplace(inputs.back().impl_ptr().get(), tangents[i]);
   }
