@@ -40,7 +40,7 @@ Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
   }, DoubleBackward::supported, Saves::inputs);
   // forward: the jvp of fn run again from the same generator state (its inputs' tangents; what
   // fn reads besides its inputs has none, as everywhere in jvp)
-  record_forward(out, [fn, inputs, rng_before](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [fn, inputs, rng_before](const TensorList& t) {
     const GeneratorState rng_after = default_generator().get_state();
     default_generator().set_state(rng_before);
     const Tensor dout = detail::jvp_of(fn, inputs, t);

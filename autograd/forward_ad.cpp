@@ -42,7 +42,7 @@ void check_tangents(const TensorList& primals, const TensorList& tangents) {
 
 }  // namespace
 
-bool detail::forward_rules_wanted() { return recording_rules > 0; }
+bool forward_rules_wanted() { return recording_rules > 0; }
 
 Tensor detail::tangent_sum(const Tensor& a, const Tensor& b) {
   if (!a.defined()) return b;

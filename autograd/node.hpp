@@ -140,17 +140,17 @@ bool has_non_finite(const Tensor& t);
 void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward,
             DoubleBackward double_backward = DoubleBackward::unsupported, Saves saves = Saves::inputs_and_output);
 
-namespace detail {
 // True while jvp() records its function (forward_ad.cpp): only then do ops keep a forward rule.
 bool forward_rules_wanted();
-}  // namespace detail
 
 // After record(out, ...): the op's forward rule, d(out) = rule(tangents of its inputs), written
-// with differentiable ops beside the op's backward. Kept only while jvp() records (a training
-// step builds no rule); a no-op when out was not recorded.
+// with differentiable ops beside the op's backward. Call it as
+//   if (forward_rules_wanted()) record_forward(out, [x](const TensorList& t) { ... });
+// so that outside a jvp the rule's captures (tensors, shapes) are not even copied: a training
+// step pays one load of a thread-local flag per op. A no-op when out was not recorded.
 template <typename F>
 void record_forward(const Tensor& out, F&& rule) {
-  if (detail::forward_rules_wanted() && out.grad_fn()) out.grad_fn()->forward_fn = ForwardFn(std::forward<F>(rule));
+  if (out.grad_fn()) out.grad_fn()->forward_fn = ForwardFn(std::forward<F>(rule));
 }
 
 // Inside a backward function: a tensor with the data of `saved` (a .detach() of the node's own

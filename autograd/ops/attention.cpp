@@ -294,7 +294,7 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
            return {dq, dk, dv};
          }, DoubleBackward::supported);
   // forward: the jvp of the composite, softmax(q·kᵀ·scale + mask)·v written with differentiable ops
-  record_forward(out, [q_in, k_in, v_in, d, key_padding, seeds, causal = options.causal,
+  if (forward_rules_wanted()) record_forward(out, [q_in, k_in, v_in, d, key_padding, seeds, causal = options.causal,
                        causal_offset = options.causal_offset, p = options.dropout_p, scale](const TensorList& t) {
     const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
     return detail::jvp_of([&](const TensorList& in) { return attention_composite(in[0], in[1], in[2], d, c); },
@@ -383,7 +383,7 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            return {dqkv};
          }, DoubleBackward::supported);
   // forward: the jvp of the composite on the split heads, as the recorded backward composes it
-  record_forward(out, [qkv_in, d, C, Ckv, key_padding, seeds, causal = options.causal,
+  if (forward_rules_wanted()) record_forward(out, [qkv_in, d, C, Ckv, key_padding, seeds, causal = options.causal,
                        causal_offset = options.causal_offset, p = options.dropout_p, scale](const TensorList& t) {
     const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
     return detail::jvp_of(

@@ -93,7 +93,7 @@ Tensor add(const Tensor& a, const Tensor& b) {
   record(out, "add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
     return {sum_to_shape(dout, sa), sum_to_shape(dout, sb)};
   }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [shape = out.shape()](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [shape = out.shape()](const TensorList& t) {
     return detail::tangent_to_shape(detail::tangent_sum(t[0], t[1]), shape);
   });
   return out;
@@ -107,7 +107,7 @@ Tensor sub(const Tensor& a, const Tensor& b) {
          [sa = a.shape(), sb = b.shape(), need_b](const Tensor& dout) -> TensorList {
            return {sum_to_shape(dout, sa), need_b ? sum_to_shape(neg(dout), sb) : Tensor()};
          }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [shape = out.shape()](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [shape = out.shape()](const TensorList& t) {
     return detail::tangent_to_shape(detail::tangent_sum(t[0], t[1].defined() ? neg(t[1]) : Tensor()), shape);
   });
   return out;
@@ -124,7 +124,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
            return {need_a ? sum_to_shape(mul(dout, b), sa) : Tensor(),
                    need_b ? sum_to_shape(mul(dout, a), sb) : Tensor()};
          }, DoubleBackward::supported, Saves::inputs);
-  record_forward(out, [a, b, shape = out.shape()](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [a, b, shape = out.shape()](const TensorList& t) {
     return detail::tangent_to_shape(detail::tangent_sum(t[0].defined() ? mul(t[0], b) : Tensor(), t[1].defined() ? mul(a, t[1]) : Tensor()), shape);
   });
   return out;
@@ -141,7 +141,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
            Tensor db = need_b ? sum_to_shape(neg(div(mul(dout, saved_output(out)), b)), sb) : Tensor();
            return {da, db};
          }, DoubleBackward::supported);
-  record_forward(out, [b, out = out.detach(), shape = out.shape()](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [b, out = out.detach(), shape = out.shape()](const TensorList& t) {
     return detail::tangent_to_shape(div(detail::tangent_sum(t[0], t[1].defined() ? neg(mul(out, t[1])) : Tensor()), b), shape);
   });
   return out;
@@ -159,7 +159,7 @@ Tensor pow(const Tensor& a, const Tensor& b) {
            if (need_b) db = sum_to_shape(mul(dout, mul(saved_output(out), log(a))), sb);
            return {da, db};
          }, DoubleBackward::supported);
-  record_forward(out, [a, b, out = out.detach(), shape = out.shape()](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [a, b, out = out.detach(), shape = out.shape()](const TensorList& t) {
     return detail::tangent_to_shape(detail::tangent_sum(t[0].defined() ? mul(t[0], mul(b, pow(a, sub(b, 1.0)))) : Tensor(),
                          t[1].defined() ? mul(t[1], mul(out, log(a))) : Tensor()),
                     shape);
@@ -175,7 +175,7 @@ Tensor pow(const Tensor& a, double exponent) {
   record(out, "pow", {a}, [a, exponent](const Tensor& dout) -> TensorList {
     return {mul(dout, mul(pow(a, exponent - 1.0), exponent))};
   }, DoubleBackward::supported, Saves::inputs);
-  record_forward(out, [a, exponent](const TensorList& t) { return mul(t[0], mul(pow(a, exponent - 1.0), exponent)); });
+  if (forward_rules_wanted()) record_forward(out, [a, exponent](const TensorList& t) { return mul(t[0], mul(pow(a, exponent - 1.0), exponent)); });
   return out;
 }
 

@@ -99,7 +99,7 @@ Tensor cat(const TensorList& tensors, std::int64_t dim) {
     return dxs;
   }, DoubleBackward::supported, Saves::nothing);
   // forward: the tangents joined the same way, zeros for an input without one
-  record_forward(out, [d, shapes = input_shapes(tensors), dtype = out.dtype()](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [d, shapes = input_shapes(tensors), dtype = out.dtype()](const TensorList& t) {
     TensorList pieces;
     for (std::size_t k = 0; k < t.size(); ++k) pieces.push_back(t[k].defined() ? t[k] : zeros(shapes[k], dtype));
     return cat(pieces, d);

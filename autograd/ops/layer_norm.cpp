@@ -322,7 +322,7 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
            return {add_to_dx ? Tensor() : dx, dweight, dbias};  // undefined: added in already
          }, DoubleBackward::supported, Saves::inputs);
   // forward: the jvp of the composite (x̂·γ + β written with differentiable ops)
-  record_forward(out, [rms, x, weight, bias, eps, normalized_shape](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [rms, x, weight, bias, eps, normalized_shape](const TensorList& t) {
     return detail::jvp_of([&](const TensorList& in) { return norm_composite(rms, in[0], normalized_shape, in[1], in[2], eps); },
                           {x, weight, bias}, t);
   });

@@ -228,7 +228,7 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
          }, DoubleBackward::supported);
   // forward: the loss is a function of the logits alone, so d loss = Σ_classes G ⊙ dlogits with
   // G its gradient for dout = 1 (per row for reduction none), the recorded backward's formula
-  record_forward(out, [logits, t, g, scale, reduction, ignore_index, label_smoothing,
+  if (forward_rules_wanted()) record_forward(out, [logits, t, g, scale, reduction, ignore_index, label_smoothing,
                        out_shape = out.shape()](const TensorList& tangents) {
     const Tensor G = cross_entropy_grad_recorded(logits, t, ones(out_shape, logits.dtype()), g, scale, reduction,
                                                  ignore_index, label_smoothing);

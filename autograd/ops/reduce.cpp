@@ -136,7 +136,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepd
              const Tensor& dout) -> TensorList {
            return {expand(dout.reshape(keep_shape), shape).contiguous()};
          }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [dims, keepdim](const TensorList& t) { return sum(t[0], dims, keepdim); });  // linear
+  if (forward_rules_wanted()) record_forward(out, [dims, keepdim](const TensorList& t) { return sum(t[0], dims, keepdim); });  // linear
   return out;
 }
 
@@ -219,7 +219,7 @@ Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
            return {mul(expand(dout.reshape(reduced_shape(shape, {dim}, true)), shape), dx)};
          }, DoubleBackward::supported, Saves::nothing);
   // forward: the tangent at each argmax (the max moves with the element that holds it)
-  record_forward(out, [indices, dim, out_shape](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(out, [indices, dim, out_shape](const TensorList& t) {
     const Tensor tc = t[0].contiguous();
     const DimGeometry g = dim_geometry(tc.shape(), dim);
     Tensor dy = Tensor::empty(out_shape, tc.dtype());

@@ -84,7 +84,7 @@ Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output,
   }, DoubleBackward::supported, save_output ? Saves::output : Saves::inputs);
   // Forward mode: the Jacobian of an elementwise f is diagonal, so J·t = f' ⊙ t, the backward's
   // own formula applied to the tangent.
-  record_forward(y, [saved, derivative](const TensorList& t) { return mul(t[0], derivative(saved)); });
+  if (forward_rules_wanted()) record_forward(y, [saved, derivative](const TensorList& t) { return mul(t[0], derivative(saved)); });
   return y;
 }
 
@@ -107,7 +107,7 @@ Tensor gelu_derivative(const Tensor& x) {
     const Tensor pdf = mul(exp(mul(x2, -0.5)), inv_sqrtpi / sqrt2);
     return {mul(dout, mul(pdf, rsub(2.0, x2)))};
   }, DoubleBackward::supported, Saves::inputs);
-  record_forward(g, [x](const TensorList& t) {  // diagonal: the same formula on the tangent
+  if (forward_rules_wanted()) record_forward(g, [x](const TensorList& t) {  // diagonal: the same formula on the tangent
     const Tensor x2 = mul(x, x);
     return mul(t[0], mul(mul(exp(mul(x2, -0.5)), inv_sqrtpi / sqrt2), rsub(2.0, x2)));
   });

@@ -69,7 +69,7 @@ Tensor reshape_view(const Tensor& x, const Shape& shape, const char* op) {
     record(out, op, {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {dout.reshape(in_shape)};
     }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [shape](const TensorList& t) { return t[0].reshape(shape); });
+  if (forward_rules_wanted()) record_forward(out, [shape](const TensorList& t) { return t[0].reshape(shape); });
   return out;
 }
 
@@ -83,7 +83,7 @@ Tensor slice_backward(const Tensor& dout, const Shape& in_shape, std::int64_t d,
     record(dx, "slice_backward", {dout}, [d, start, end, step](const Tensor& g) -> TensorList {
       return {slice(g, d, start, end, step)};
     }, DoubleBackward::supported, Saves::nothing);
-  record_forward(dx, [in_shape, d, start, end, step](const TensorList& t) {
+  if (forward_rules_wanted()) record_forward(dx, [in_shape, d, start, end, step](const TensorList& t) {
     return slice_backward(t[0], in_shape, d, start, end, step);
   });
   return dx;
@@ -145,7 +145,7 @@ Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
     record(out, "transpose", {x}, [d0, d1](const Tensor& dout) -> TensorList {
       return {transpose(dout, d0, d1)};
     }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [d0, d1](const TensorList& t) { return transpose(t[0], d0, d1); });
+  if (forward_rules_wanted()) record_forward(out, [d0, d1](const TensorList& t) { return transpose(t[0], d0, d1); });
   return out;
 }
 
@@ -168,7 +168,7 @@ Tensor permute(const Tensor& x, const Shape& dims) {
     record(out, "permute", {x}, [inverse](const Tensor& dout) -> TensorList {
       return {permute(dout, inverse)};
     }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [perm](const TensorList& t) { return permute(t[0], perm); });
+  if (forward_rules_wanted()) record_forward(out, [perm](const TensorList& t) { return permute(t[0], perm); });
   return out;
 }
 
@@ -200,7 +200,7 @@ Tensor expand(const Tensor& x, const Shape& requested) {
     record(out, "expand", {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {sum_to_shape(dout, in_shape)};
     }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [shape](const TensorList& t) { return expand(t[0], shape); });
+  if (forward_rules_wanted()) record_forward(out, [shape](const TensorList& t) { return expand(t[0], shape); });
   return out;
 }
 
@@ -210,7 +210,7 @@ Tensor contiguous(const Tensor& x) {
   out.copy_(x);
   if (should_record({x}))
     record(out, "contiguous", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [](const TensorList& t) { return contiguous(t[0]); });
+  if (forward_rules_wanted()) record_forward(out, [](const TensorList& t) { return contiguous(t[0]); });
   return out;
 }
 
@@ -239,7 +239,7 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
     record(out, "slice", {x}, [in_shape = x.shape(), d, start, end, step](const Tensor& dout) -> TensorList {
       return {slice_backward(dout, in_shape, d, start, end, step)};
     }, DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [d, start, end, step](const TensorList& t) { return slice(t[0], d, start, end, step); });
+  if (forward_rules_wanted()) record_forward(out, [d, start, end, step](const TensorList& t) { return slice(t[0], d, start, end, step); });
   return out;
 }
 
@@ -252,7 +252,7 @@ Tensor to_dtype(const Tensor& x, DType dtype) {
   if (should_record({x}))
     record(out, "to", {x}, [from = x.dtype()](const Tensor& dout) -> TensorList { return {dout.to(from)}; },
            DoubleBackward::supported, Saves::nothing);
-  record_forward(out, [dtype](const TensorList& t) { return t[0].to(dtype); });
+  if (forward_rules_wanted()) record_forward(out, [dtype](const TensorList& t) { return t[0].to(dtype); });
   return out;
 }
 
