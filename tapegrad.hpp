@@ -12,6 +12,7 @@
 #include "autograd/dtype.hpp"
 #include "autograd/engine.hpp"
 #include "autograd/errors.hpp"
+#include "autograd/forward_ad.hpp"
 #include "autograd/grad_mode.hpp"
 #include "autograd/gradcheck.hpp"
 #include "autograd/graphviz.hpp"

@@ -2,6 +2,7 @@
 #include "checkpoint.hpp"
 
 #include "engine.hpp"
+#include "forward_ad.hpp"
 #include "grad_mode.hpp"
 #include "node.hpp"
 #include "random.hpp"
@@ -37,6 +38,15 @@ Tensor checkpoint(const CheckpointFn& fn, const TensorList& inputs) {
     };
     return detail::backward_by_recomputing(replay, inputs, dout);
   }, DoubleBackward::supported, Saves::inputs);
+  // forward: the jvp of fn run again from the same generator state (its inputs' tangents; what
+  // fn reads besides its inputs has none, as everywhere in jvp)
+  if (forward_rules_wanted()) record_forward(out, [fn, inputs, rng_before](const TensorList& t) {
+    const GeneratorState rng_after = default_generator().get_state();
+    default_generator().set_state(rng_before);
+    const Tensor dout = detail::jvp_of(fn, inputs, t);
+    default_generator().set_state(rng_after);
+    return dout;
+  });
   out.grad_fn()->reaches_hidden_leaves = true;
   return out;
 }

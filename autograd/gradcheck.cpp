@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "engine.hpp"
+#include "forward_ad.hpp"
 #include "grad_mode.hpp"
 #include "ops.hpp"
 #include "random.hpp"
@@ -122,6 +123,19 @@ GradcheckResult fast_gradcheck(const GradcheckFn& fn, const TensorList& inputs, 
     for (std::size_t i = 0; i < vJ[k].size(); ++i) analytic += vJ[k][i] * u[i];
     const double err = std::abs(analytic - numerical);
     const double atol = opt.atol * sum(u) * sum_v;
+    if (opt.check_forward_ad) {  // vᵀ(J·u) from one jvp along u
+      TensorList tangents(inputs.size());
+      tangents[k] = tensor(u, x.shape(), DType::float64);
+      const std::vector<double> Ju = jvp(fn, inputs, tangents).second.to_vector();
+      double forward = 0;
+      for (std::size_t j = 0; j < v.size(); ++j) forward += v[j] * Ju[j];
+      const double ferr = std::abs(forward - numerical);
+      mismatches.add(ferr, atol + opt.rtol * std::abs(numerical), [&](std::ostream& report) {
+        report << "gradcheck (fast mode, forward mode) failed: input " << k << " (shape " << shape_str(x.shape())
+               << "): jvp's vᵀJu " << forward << " but central difference gives " << numerical << " (|diff| " << ferr
+               << " > " << atol << " + rtol " << opt.rtol << " * " << std::abs(numerical) << ")";
+      });
+    }
     mismatches.add(err, atol + opt.rtol * std::abs(numerical), [&](std::ostream& report) {
       report << "gradcheck (fast mode) failed: input " << k << " (shape " << shape_str(x.shape())
              << "): analytic vᵀJu " << analytic << " but central difference gives " << numerical << " (|diff| "
@@ -185,8 +199,24 @@ GradcheckResult gradcheck(const GradcheckFn& fn, const TensorList& inputs, const
       px[i] = saved - opt.eps;
       const std::vector<double> minus = fn(inputs).to_vector();
       px[i] = saved;
+      std::vector<double> column;  // J·e_i by forward mode, when asked
+      if (opt.check_forward_ad) {
+        TensorList tangents(inputs.size());
+        tangents[k] = zeros_like(x);
+        tangents[k].data<double>()[i] = 1.0;
+        column = jvp(fn, inputs, tangents).second.to_vector();
+      }
       for (std::int64_t j = 0; j < m; ++j) {
         const double numerical = (plus[j] - minus[j]) / (2 * opt.eps);
+        if (!column.empty()) {
+          const double ferr = std::abs(column[j] - numerical);
+          mismatches.add(ferr, opt.atol + opt.rtol * std::abs(numerical), [&](std::ostream& report) {
+            report << "gradcheck failed (forward mode): input " << k << " (shape " << shape_str(x.shape())
+                   << ") element " << index_str(i, x.shape()) << ", output element " << index_str(j, out.shape())
+                   << ": jvp gives " << column[j] << " but central difference gives " << numerical << " (|diff| "
+                   << ferr << " > atol " << opt.atol << " + rtol " << opt.rtol << " * " << std::abs(numerical) << ")";
+          });
+        }
         const double a = analytic[k][j * n + i];
         const double err = std::abs(a - numerical);
         mismatches.add(err, opt.atol + opt.rtol * std::abs(numerical), [&](std::ostream& report) {

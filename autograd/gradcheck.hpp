@@ -33,6 +33,9 @@ struct GradcheckOptions {
   double atol = 1e-5;
   double rtol = 1e-3;
   bool fast_mode = false;  // a random projection vᵀJu per input instead of every entry
+  // Forward mode too (PyTorch's check_forward_ad): jvp's J·e_i against the same central
+  // differences, column by column (fast mode: vᵀ(J·u) per input), after the backward passes.
+  bool check_forward_ad = false;
 };
 
 struct GradcheckResult {

@@ -33,6 +33,9 @@
 namespace tapegrad {
 
 using BackwardFn = std::function<TensorList(const Tensor& dout)>;
+// Forward mode (forward_ad.hpp): the op's Jacobian-vector rule, d(output) from one tangent per
+// input (an undefined tangent, or an undefined result, is zeros).
+using ForwardFn = std::function<Tensor(const TensorList& tangents)>;
 
 // Where the gradient for one input goes: into another node, or into a leaf's .grad().
 struct Edge {
@@ -83,6 +86,8 @@ class Node : public std::enable_shared_from_this<Node> {
   const DoubleBackward double_backward;   // may run under create_graph
   // The versions of the tensors the backward keeps, taken when the op ran (record()).
   std::vector<SavedVersion> saved_versions;
+  // The op's forward rule, set by record_forward while jvp() records; null otherwise.
+  ForwardFn forward_fn;
   // Hooks on the gradient of this node's output (Tensor::register_hook on a non-leaf); null until one is registered.
   std::shared_ptr<HookList<GradHook>> grad_hooks;
 
@@ -134,6 +139,19 @@ bool has_non_finite(const Tensor& t);
 // safe choice for an op that does not say.
 void record(Tensor& out, const char* name, const TensorList& inputs, BackwardFn backward,
             DoubleBackward double_backward = DoubleBackward::unsupported, Saves saves = Saves::inputs_and_output);
+
+// True while jvp() records its function (forward_ad.cpp): only then do ops keep a forward rule.
+bool forward_rules_wanted();
+
+// After record(out, ...): the op's forward rule, d(out) = rule(tangents of its inputs), written
+// with differentiable ops beside the op's backward. Call it as
+//   if (forward_rules_wanted()) record_forward(out, [x](const TensorList& t) { ... });
+// so that outside a jvp the rule's captures (tensors, shapes) are not even copied: a training
+// step pays one load of a thread-local flag per op. A no-op when out was not recorded.
+template <typename F>
+void record_forward(const Tensor& out, F&& rule) {
+  if (out.grad_fn()) out.grad_fn()->forward_fn = ForwardFn(std::forward<F>(rule));
+}
 
 // Inside a backward function: a tensor with the data of `saved` (a .detach() of the node's own
 // output, saved by its forward) and, as grad_fn, the node being run — the output as part of

@@ -17,6 +17,7 @@ TensorList aliases_of(const TensorList& inputs) {
     }
     Tensor alias = x.detach();  // the same storage, shape and strides
     record(alias, "alias", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
+    if (forward_rules_wanted()) record_forward(alias, [](const TensorList& t) { return t[0]; });
     out.push_back(alias);
   }
   return out;

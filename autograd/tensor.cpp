@@ -165,6 +165,7 @@ Tensor Tensor::clone() const {
   out.copy_(*this);
   if (should_record({*this}))
     record(out, "clone", {*this}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [](const TensorList& t) { return t[0].clone(); });
   return out;
 }
 

@@ -15,6 +15,7 @@
 #include "../cpu/attention_kernels.hpp"
 #include "../cpu/blas.hpp"
 #include "../cpu/gemm_layout.hpp"
+#include "../forward_ad.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
@@ -292,6 +293,13 @@ Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, cons
            });
            return {dq, dk, dv};
          }, DoubleBackward::supported);
+  // forward: the jvp of the composite, softmax(q·kᵀ·scale + mask)·v written with differentiable ops
+  if (forward_rules_wanted()) record_forward(out, [q_in, k_in, v_in, d, key_padding, seeds, causal = options.causal,
+                       causal_offset = options.causal_offset, p = options.dropout_p, scale](const TensorList& t) {
+    const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
+    return detail::jvp_of([&](const TensorList& in) { return attention_composite(in[0], in[1], in[2], d, c); },
+                          {q_in, k_in, v_in}, t);
+  });
   return out;
 }
 
@@ -374,6 +382,20 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            });
            return {dqkv};
          }, DoubleBackward::supported);
+  // forward: the jvp of the composite on the split heads, as the recorded backward composes it
+  if (forward_rules_wanted()) record_forward(out, [qkv_in, d, C, Ckv, key_padding, seeds, causal = options.causal,
+                       causal_offset = options.causal_offset, p = options.dropout_p, scale](const TensorList& t) {
+    const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
+    return detail::jvp_of(
+        [&](const TensorList& in) {
+          auto heads = [&](std::int64_t start, std::int64_t n) {
+            return transpose(narrow(in[0], 2, start, n * d.D).reshape({d.B, d.Tq, n, d.D}), 1, 2);
+          };
+          const Tensor o = attention_composite(heads(0, d.H), heads(C, d.Hkv), heads(C + Ckv, d.Hkv), d, c);
+          return transpose(o, 1, 2).reshape({d.B, d.Tq, C});
+        },
+        {qkv_in}, t);
+  });
   return out;
 }
 

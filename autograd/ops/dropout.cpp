@@ -46,6 +46,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   // Saves the mask, not x: the gradient only needs which elements were kept.
   record(out, "dropout", {x}, [mask](const Tensor& dout) -> TensorList { return {mul(dout, mask)}; },
          DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [mask](const TensorList& t) { return mul(t[0], mask); });  // linear in x, mask fixed
   return out;
 }
 

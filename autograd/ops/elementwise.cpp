@@ -2,6 +2,9 @@
 //
 // Forward: out[i] = f(a[ia], b[ib]) over the broadcast shape, reading a and b through
 // strides (a broadcast dim has stride 0, so nothing is copied).
+// Forward rules (jvp): each input's tangent is broadcast to the output's shape, as the input is:
+//   add: da + db,  sub: da - db,  mul: da·b + a·db,  div: (da - out·db) / b,
+//   pow: b·a^(b-1)·da + out·log(a)·db
 // Backward: the gradient of each input has the output's shape and is summed back to the
 // input's shape (sum_to_shape), the reverse of broadcasting:
 //   add: da = dout,        db = dout
@@ -12,6 +15,7 @@
 #include <cmath>
 
 #include "../cpu/parallel.hpp"
+#include "../forward_ad.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
@@ -89,6 +93,9 @@ Tensor add(const Tensor& a, const Tensor& b) {
   record(out, "add", {a, b}, [sa = a.shape(), sb = b.shape()](const Tensor& dout) -> TensorList {
     return {sum_to_shape(dout, sa), sum_to_shape(dout, sb)};
   }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [shape = out.shape()](const TensorList& t) {
+    return detail::tangent_to_shape(detail::tangent_sum(t[0], t[1]), shape);
+  });
   return out;
 }
 
@@ -100,6 +107,9 @@ Tensor sub(const Tensor& a, const Tensor& b) {
          [sa = a.shape(), sb = b.shape(), need_b](const Tensor& dout) -> TensorList {
            return {sum_to_shape(dout, sa), need_b ? sum_to_shape(neg(dout), sb) : Tensor()};
          }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [shape = out.shape()](const TensorList& t) {
+    return detail::tangent_to_shape(detail::tangent_sum(t[0], t[1].defined() ? neg(t[1]) : Tensor()), shape);
+  });
   return out;
 }
 
@@ -114,6 +124,9 @@ Tensor mul(const Tensor& a, const Tensor& b) {
            return {need_a ? sum_to_shape(mul(dout, b), sa) : Tensor(),
                    need_b ? sum_to_shape(mul(dout, a), sb) : Tensor()};
          }, DoubleBackward::supported, Saves::inputs);
+  if (forward_rules_wanted()) record_forward(out, [a, b, shape = out.shape()](const TensorList& t) {
+    return detail::tangent_to_shape(detail::tangent_sum(t[0].defined() ? mul(t[0], b) : Tensor(), t[1].defined() ? mul(a, t[1]) : Tensor()), shape);
+  });
   return out;
 }
 
@@ -128,6 +141,9 @@ Tensor div(const Tensor& a, const Tensor& b) {
            Tensor db = need_b ? sum_to_shape(neg(div(mul(dout, saved_output(out)), b)), sb) : Tensor();
            return {da, db};
          }, DoubleBackward::supported);
+  if (forward_rules_wanted()) record_forward(out, [b, out = out.detach(), shape = out.shape()](const TensorList& t) {
+    return detail::tangent_to_shape(div(detail::tangent_sum(t[0], t[1].defined() ? neg(mul(out, t[1])) : Tensor()), b), shape);
+  });
   return out;
 }
 
@@ -143,6 +159,11 @@ Tensor pow(const Tensor& a, const Tensor& b) {
            if (need_b) db = sum_to_shape(mul(dout, mul(saved_output(out), log(a))), sb);
            return {da, db};
          }, DoubleBackward::supported);
+  if (forward_rules_wanted()) record_forward(out, [a, b, out = out.detach(), shape = out.shape()](const TensorList& t) {
+    return detail::tangent_to_shape(detail::tangent_sum(t[0].defined() ? mul(t[0], mul(b, pow(a, sub(b, 1.0)))) : Tensor(),
+                         t[1].defined() ? mul(t[1], mul(out, log(a))) : Tensor()),
+                    shape);
+  });
   return out;
 }
 
@@ -154,6 +175,7 @@ Tensor pow(const Tensor& a, double exponent) {
   record(out, "pow", {a}, [a, exponent](const Tensor& dout) -> TensorList {
     return {mul(dout, mul(pow(a, exponent - 1.0), exponent))};
   }, DoubleBackward::supported, Saves::inputs);
+  if (forward_rules_wanted()) record_forward(out, [a, exponent](const TensorList& t) { return mul(t[0], mul(pow(a, exponent - 1.0), exponent)); });
   return out;
 }
 

@@ -28,6 +28,7 @@
 #include "../cpu/linear_kernels.hpp"
 #include "../cpu/parallel.hpp"
 #include "../cpu/streaming.hpp"
+#include "../forward_ad.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
@@ -234,6 +235,12 @@ Tensor gelu_mlp(const Tensor& x, const Tensor& w1, const Tensor& b1, const Tenso
            if (need_b1 && !sum_in_pass) db1 = sum(du, {0});
            return {dx, dw1, db1, dw2, db2};
          }, DoubleBackward::supported, Saves::inputs);
+  // forward: the jvp of the composite, linear(gelu(linear(x, w1, b1)), w2, b2)
+  if (forward_rules_wanted()) record_forward(y, [x, w1, b1, w2, b2, approximate](const TensorList& t) {
+    return detail::jvp_of(
+        [&](const TensorList& in) { return linear(gelu(linear(in[0], in[1], in[2]), approximate), in[3], in[4]); },
+        {x, w1, b1, w2, b2}, t);
+  });
   return y;
 }
 

@@ -131,6 +131,9 @@ Tensor gather_rows_backward(const Tensor& dout, const Tensor& idx, const Shape& 
       const Tensor rows = index_select(grad.reshape({g.outer, g.size, g.inner}), 1, idx.reshape({-1}));
       return {rows.reshape(dout_shape)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(dx, [idx, x_shape, g, op](const TensorList& t) {  // linear: the op on the tangent
+    return gather_rows_backward(t[0], idx, x_shape, g, op);
+  });
   return dx;
 }
 
@@ -232,6 +235,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& indices) {
   record(out, "index_select", {x}, [idx, x_shape = x.shape(), g](const Tensor& dout) -> TensorList {
     return {gather_rows_backward(dout, idx, x_shape, g, "index_select")};
   }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [d, idx](const TensorList& t) { return index_select(t[0], d, idx); });  // linear
   return out;
 }
 
@@ -258,6 +262,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   record(out, "embedding", {weight}, [idx, w_shape = weight.shape(), g](const Tensor& dout) -> TensorList {
     return {gather_rows_backward(dout, idx, w_shape, g, "embedding")};
   }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [idx](const TensorList& t) { return embedding(t[0], idx); });  // linear in the weight
   return out;
 }
 
@@ -280,6 +285,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, double value) {
     if (is_grad_enabled()) return {masked_fill(dout, mask, 0.0)};  // recorded (create_graph)
     return {masked_fill_forward(dout, mask, 0.0)};
   }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [mask = mask.detach()](const TensorList& t) { return masked_fill(t[0], mask, 0.0); });
   return out;
 }
 
@@ -307,6 +313,11 @@ Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b) {
            if (need_b) db = sum_to_shape(pick(zero, dout), sb);
            return {da, db};
          }, DoubleBackward::supported, Saves::nothing);
+  // forward: the tangent of whichever side the condition picks (zeros for a side without one)
+  if (forward_rules_wanted()) record_forward(out, [cond = condition.detach(), shape](const TensorList& t) {
+    const Tensor zero = scalar_tensor(0.0, (t[0].defined() ? t[0] : t[1]).dtype());
+    return where(cond, t[0].defined() ? t[0] : zero, t[1].defined() ? t[1] : zero).contiguous();
+  });
   return out;
 }
 

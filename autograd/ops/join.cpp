@@ -15,6 +15,12 @@ namespace tapegrad {
 
 namespace {
 
+std::vector<Shape> input_shapes(const TensorList& tensors) {
+  std::vector<Shape> shapes;
+  for (const Tensor& t : tensors) shapes.push_back(t.shape());
+  return shapes;
+}
+
 // Checks the inputs of cat: a non-empty list, one dtype, and equal sizes
 // in every dim but `dim`. Returns dim normalized against the first tensor's rank.
 std::int64_t check_cat_inputs(const TensorList& tensors, std::int64_t dim, const char* op) {
@@ -92,6 +98,12 @@ Tensor cat(const TensorList& tensors, std::int64_t dim) {
     }
     return dxs;
   }, DoubleBackward::supported, Saves::nothing);
+  // forward: the tangents joined the same way, zeros for an input without one
+  if (forward_rules_wanted()) record_forward(out, [d, shapes = input_shapes(tensors), dtype = out.dtype()](const TensorList& t) {
+    TensorList pieces;
+    for (std::size_t k = 0; k < t.size(); ++k) pieces.push_back(t[k].defined() ? t[k] : zeros(shapes[k], dtype));
+    return cat(pieces, d);
+  });
   return out;
 }
 

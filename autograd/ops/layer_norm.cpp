@@ -20,6 +20,7 @@
 
 #include "../cpu/parallel.hpp"
 #include "../cpu/thread_scratch.hpp"
+#include "../forward_ad.hpp"
 #include "../grad_mode.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
@@ -320,6 +321,11 @@ Tensor norm_op(const char* op, bool rms, const Tensor& x, const Shape& normalize
            });
            return {add_to_dx ? Tensor() : dx, dweight, dbias};  // undefined: added in already
          }, DoubleBackward::supported, Saves::inputs);
+  // forward: the jvp of the composite (x̂·γ + β written with differentiable ops)
+  if (forward_rules_wanted()) record_forward(out, [rms, x, weight, bias, eps, normalized_shape](const TensorList& t) {
+    return detail::jvp_of([&](const TensorList& in) { return norm_composite(rms, in[0], normalized_shape, in[1], in[2], eps); },
+                          {x, weight, bias}, t);
+  });
   // The op that keeps `out` for its backward (the next linear) may keep this recipe instead:
   // `out` again from x and the statistics, which this node keeps anyway (saved_tensor.hpp).
   attach_recipe(out, [op, rms, x, weight, bias, mean, rstd, rows, C] {

@@ -226,6 +226,15 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, Reduction redu
            });
            return {dx};
          }, DoubleBackward::supported);
+  // forward: the loss is a function of the logits alone, so d loss = Σ_classes G ⊙ dlogits with
+  // G its gradient for dout = 1 (per row for reduction none), the recorded backward's formula
+  if (forward_rules_wanted()) record_forward(out, [logits, t, g, scale, reduction, ignore_index, label_smoothing,
+                       out_shape = out.shape()](const TensorList& tangents) {
+    const Tensor G = cross_entropy_grad_recorded(logits, t, ones(out_shape, logits.dtype()), g, scale, reduction,
+                                                 ignore_index, label_smoothing);
+    const Tensor per_class = mul(G, tangents[0]);
+    return reduction == Reduction::none ? sum(per_class, {logits.dim() == 1 ? 0 : 1}) : sum(per_class);
+  });
   return out;
 }
 

@@ -13,6 +13,7 @@
 #include "../cpu/gemm_layout.hpp"
 #include "../cpu/linear_kernels.hpp"
 #include "../grad_mode.hpp"
+#include "../forward_ad.hpp"
 #include "../node.hpp"
 #include "../ops.hpp"
 #include "../saved_tensor.hpp"
@@ -135,6 +136,10 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
            if (need_b) db = sum_to_shape(batched_gemm(transpose(a, -1, -2), dout, "matmul backward"), sb);
            return {da, db};
          }, DoubleBackward::supported, Saves::inputs);
+  // forward: the product rule, d(AB) = dA·B + A·dB
+  if (forward_rules_wanted()) record_forward(out, [a, b](const TensorList& t) {
+    return detail::tangent_sum(t[0].defined() ? matmul(t[0], b) : Tensor(), t[1].defined() ? matmul(a, t[1]) : Tensor());
+  });
   return out;
 }
 
@@ -211,6 +216,12 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
            if (need_b) db = sum(dy.reshape({N, out_features}), {0});  // db (out) = Σ_rows dy
            return {dx, dw, db};
          }, DoubleBackward::supported, Saves::inputs);
+  // forward: d(x·Wᵀ + b) = dx·Wᵀ + x·dWᵀ + db
+  if (forward_rules_wanted()) record_forward(y, [x, weight, out_shape](const TensorList& t) {
+    const Tensor dy = detail::tangent_sum(t[0].defined() ? linear(t[0], weight) : Tensor(),
+                                          t[1].defined() ? linear(x, t[1]) : Tensor());
+    return detail::tangent_sum(dy, detail::tangent_to_shape(t.size() > 2 ? t[2] : Tensor(), out_shape));
+  });
   return y;
 }
 

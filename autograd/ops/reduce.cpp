@@ -136,6 +136,7 @@ Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims_in, bool keepd
              const Tensor& dout) -> TensorList {
            return {expand(dout.reshape(keep_shape), shape).contiguous()};
          }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [dims, keepdim](const TensorList& t) { return sum(t[0], dims, keepdim); });  // linear
   return out;
 }
 
@@ -217,6 +218,21 @@ Tensor max(const Tensor& x, std::int64_t dim_in, bool keepdim) {
            // Recorded: dx = dout (broadcast over dim) · the constant one-hot mask of the argmax.
            return {mul(expand(dout.reshape(reduced_shape(shape, {dim}, true)), shape), dx)};
          }, DoubleBackward::supported, Saves::nothing);
+  // forward: the tangent at each argmax (the max moves with the element that holds it)
+  if (forward_rules_wanted()) record_forward(out, [indices, dim, out_shape](const TensorList& t) {
+    const Tensor tc = t[0].contiguous();
+    const DimGeometry g = dim_geometry(tc.shape(), dim);
+    Tensor dy = Tensor::empty(out_shape, tc.dtype());
+    dispatch_floating(tc.dtype(), "max forward rule", [&]<typename T>() {
+      const T* pt = tc.data<T>();
+      T* py = dy.data<T>();
+      const std::int64_t* pi = indices.data<std::int64_t>();
+      for (std::int64_t o = 0; o < g.outer; ++o)
+        for (std::int64_t i = 0; i < g.inner; ++i)
+          py[o * g.inner + i] = pt[(o * g.size + pi[o * g.inner + i]) * g.inner + i];
+    });
+    return dy;
+  });
   return out;
 }
 

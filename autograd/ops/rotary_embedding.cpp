@@ -111,6 +111,7 @@ Tensor rotary_embedding(const Tensor& x, const RotaryOptions& options) {
     back.inverse = !options.inverse;
     return {rotary_embedding(dout, back)};  // recorded under create_graph: differentiable again
   }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(y, [options](const TensorList& t) { return rotary_embedding(t[0], options); });  // linear in x
   return y;
 }
 

@@ -122,6 +122,11 @@ Tensor softmax_op(const Tensor& x, std::int64_t dim_in, bool log_space) {
     });
     return {dx};
   }, DoubleBackward::supported, Saves::output);
+  // forward: softmax dy = y ⊙ (dx − Σ dx⊙y); log_softmax dy = dx − Σ softmax ⊙ dx
+  if (forward_rules_wanted()) record_forward(y, [y = y.detach(), dim, log_space](const TensorList& t) {
+    if (log_space) return sub(t[0], sum(mul(exp(y), t[0]), {dim}, true));
+    return mul(y, sub(t[0], sum(mul(t[0], y), {dim}, true)));
+  });
   return y;
 }
 

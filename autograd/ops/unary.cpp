@@ -70,7 +70,7 @@ Tensor constant_derivative(const Tensor& saved, const char* op, F dfdx) {
   return unary_backward(ones(saved.shape(), saved.dtype()), xc, op, dfdx);
 }
 
-// Records y = f(x). The backward is dx = dout · f', with f' read from the saved input
+// Records y = f(x). The backward is dx = dout · f', the forward rule dy = f' · dx, with f' read from the saved input
 // (save_output = false) or output (save_output = true): in one fused loop (dfdx) normally,
 // and as derivative(saved), the same f' written with differentiable ops, when the backward
 // pass is recorded (create_graph) — then saved is the output with its graph (saved_output).
@@ -82,6 +82,9 @@ Tensor record_unary(Tensor y, const Tensor& x, const char* op, bool save_output,
     if (is_grad_enabled()) return {mul(dout, derivative(save_output ? saved_output(saved) : saved))};
     return {unary_backward(dout, saved.contiguous(), op, dfdx)};
   }, DoubleBackward::supported, save_output ? Saves::output : Saves::inputs);
+  // Forward mode: the Jacobian of an elementwise f is diagonal, so J·t = f' ⊙ t, the backward's
+  // own formula applied to the tangent.
+  if (forward_rules_wanted()) record_forward(y, [saved, derivative](const TensorList& t) { return mul(t[0], derivative(saved)); });
   return y;
 }
 
@@ -104,6 +107,10 @@ Tensor gelu_derivative(const Tensor& x) {
     const Tensor pdf = mul(exp(mul(x2, -0.5)), inv_sqrtpi / sqrt2);
     return {mul(dout, mul(pdf, rsub(2.0, x2)))};
   }, DoubleBackward::supported, Saves::inputs);
+  if (forward_rules_wanted()) record_forward(g, [x](const TensorList& t) {  // diagonal: the same formula on the tangent
+    const Tensor x2 = mul(x, x);
+    return mul(t[0], mul(mul(exp(mul(x2, -0.5)), inv_sqrtpi / sqrt2), rsub(2.0, x2)));
+  });
   return g;
 }
 

@@ -6,6 +6,7 @@
 //   expand:       dx = sum_to_shape(dout, x.shape)
 //   narrow/slice: dx = zeros(x.shape) with dout copied into the same window (slice_backward,
 //                 an op itself so that a recorded backward can be differentiated again)
+// Each is linear, so its forward rule (jvp) is the op itself applied to the tangent.
 #include <algorithm>
 #include <numeric>
 
@@ -68,6 +69,7 @@ Tensor reshape_view(const Tensor& x, const Shape& shape, const char* op) {
     record(out, op, {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {dout.reshape(in_shape)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [shape](const TensorList& t) { return t[0].reshape(shape); });
   return out;
 }
 
@@ -81,6 +83,9 @@ Tensor slice_backward(const Tensor& dout, const Shape& in_shape, std::int64_t d,
     record(dx, "slice_backward", {dout}, [d, start, end, step](const Tensor& g) -> TensorList {
       return {slice(g, d, start, end, step)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(dx, [in_shape, d, start, end, step](const TensorList& t) {
+    return slice_backward(t[0], in_shape, d, start, end, step);
+  });
   return dx;
 }
 
@@ -140,6 +145,7 @@ Tensor transpose(const Tensor& x, std::int64_t dim0, std::int64_t dim1) {
     record(out, "transpose", {x}, [d0, d1](const Tensor& dout) -> TensorList {
       return {transpose(dout, d0, d1)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [d0, d1](const TensorList& t) { return transpose(t[0], d0, d1); });
   return out;
 }
 
@@ -162,6 +168,7 @@ Tensor permute(const Tensor& x, const Shape& dims) {
     record(out, "permute", {x}, [inverse](const Tensor& dout) -> TensorList {
       return {permute(dout, inverse)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [perm](const TensorList& t) { return permute(t[0], perm); });
   return out;
 }
 
@@ -193,6 +200,7 @@ Tensor expand(const Tensor& x, const Shape& requested) {
     record(out, "expand", {x}, [in_shape = x.shape()](const Tensor& dout) -> TensorList {
       return {sum_to_shape(dout, in_shape)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [shape](const TensorList& t) { return expand(t[0], shape); });
   return out;
 }
 
@@ -202,6 +210,7 @@ Tensor contiguous(const Tensor& x) {
   out.copy_(x);
   if (should_record({x}))
     record(out, "contiguous", {x}, [](const Tensor& dout) -> TensorList { return {dout}; }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [](const TensorList& t) { return contiguous(t[0]); });
   return out;
 }
 
@@ -230,6 +239,7 @@ Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t
     record(out, "slice", {x}, [in_shape = x.shape(), d, start, end, step](const Tensor& dout) -> TensorList {
       return {slice_backward(dout, in_shape, d, start, end, step)};
     }, DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [d, start, end, step](const TensorList& t) { return slice(t[0], d, start, end, step); });
   return out;
 }
 
@@ -242,6 +252,7 @@ Tensor to_dtype(const Tensor& x, DType dtype) {
   if (should_record({x}))
     record(out, "to", {x}, [from = x.dtype()](const Tensor& dout) -> TensorList { return {dout.to(from)}; },
            DoubleBackward::supported, Saves::nothing);
+  if (forward_rules_wanted()) record_forward(out, [dtype](const TensorList& t) { return t[0].to(dtype); });
   return out;
 }
 

@@ -328,6 +328,44 @@ TEST_CASE("every op in the catalogue passes gradcheck and gradgradcheck in fast 
   }
 }
 
+TEST_CASE("every op in the catalogue has a forward rule: jvp's columns equal central differences", "[forward_ad][catalog]") {
+  // check_forward_ad: J·e_i by forward mode (jvp) for every input element, against the same
+  // central differences as the backward's; then forward over reverse, through gradgradcheck.
+  GradcheckOptions forward;
+  forward.check_forward_ad = true;
+  GradcheckOptions fast_forward = forward;
+  fast_forward.fast_mode = true;
+  for (const CatalogEntry& entry : catalog()) {
+    SECTION(entry.name) {
+      const GradcheckResult once = gradcheck(entry.fn, inputs_for(entry), forward);
+      INFO(once.report);
+      CHECK(once.ok);
+      const GradcheckResult twice = gradgradcheck(entry.fn, inputs_for(entry), fast_forward);
+      INFO(twice.report);
+      CHECK(twice.ok);
+    }
+  }
+}
+
+TEST_CASE("gradcheck's forward check catches a wrong forward rule, naming the element", "[forward_ad][gradcheck]") {
+  // forward 2x, backward 2 (right), forward rule 3 (wrong)
+  auto wrong = [](const TensorList& in) {
+    Tensor out = mul(in[0].detach(), 2.0);
+    record(out, "wrong_rule", {in[0]}, [](const Tensor& dout) -> TensorList { return {mul(dout, 2.0)}; });
+    record_forward(out, [](const TensorList& t) { return mul(t[0], 3.0); });
+    return out;
+  };
+  GradcheckOptions forward;
+  forward.check_forward_ad = true;
+  CHECK(gradcheck(wrong, {param({2, 2}, 7)}).ok);  // the backward alone is right
+  const GradcheckResult r = gradcheck(wrong, {param({2, 2}, 7)}, forward);
+  CHECK_FALSE(r.ok);
+  CHECK_THAT(r.report, Catch::Contains("gradcheck failed (forward mode): input 0") && Catch::Contains("jvp gives 3") &&
+                           Catch::Contains("central difference gives 2"));
+  forward.fast_mode = true;
+  CHECK_THAT(gradcheck(wrong, {param({2, 2}, 7)}, forward).report, Catch::Contains("forward mode) failed: input 0"));
+}
+
 TEST_CASE("gradgradcheck catches a backward whose first derivative is right and second wrong", "[gradgradcheck]") {
   // square_detached: right first derivative, second derivative 0 instead of 2.
   const GradcheckFn square = square_detached;
