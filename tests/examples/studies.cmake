@@ -61,7 +61,7 @@ tapegrad_add_test(NAME examples.depth_study_jobs_match
     $<TARGET_FILE:depth_study> ${CMAKE_BINARY_DIR}/examples ${same_records})
 set_tests_properties(examples.depth_study_jobs_match PROPERTIES
   FIXTURES_REQUIRED depth_study_smoke_out PASS_REGULAR_EXPRESSION "same records as one process")
-# Stopped part-way (kill -9) or with records lost, the same command resumes and ends with the
+# Stopped part-way (kill -9, --stop-after) or with records lost, the same command resumes and ends with the
 # records of the straight run.
 tapegrad_add_test(NAME examples.depth_study_resume
   COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/depth_study_resume.sh $<TARGET_FILE:depth_study>
@@ -85,10 +85,11 @@ endif()
 tapegrad_add_test(NAME examples.depth_study_rejects_setup REFUSAL COMMAND depth_study --smoke --setups tied:gpt2:15,tide:xavier:0)
 set_tests_properties(examples.depth_study_rejects_setup PROPERTIES
   PASS_REGULAR_EXPRESSION "setup 'tide:xavier:0': the head is tied or untied, not 'tide'")
-# The sums the verdicts rest on, the records files (read back, and refused when broken) and the
-# studies' optimizer (depth-scaled under Depth-muP and CompleteP).
+# The sums the verdicts rest on, the records files (read back, and refused when broken), which
+# runs --stop-after starts, and the studies' optimizer (depth-scaled under Depth-muP and CompleteP).
 add_executable(depth_study_summary_test ${CMAKE_CURRENT_LIST_DIR}/depth_study_summary_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/depth_study_records_test.cpp ${CMAKE_CURRENT_LIST_DIR}/study_optimizer_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/depth_study_records_test.cpp ${CMAKE_CURRENT_LIST_DIR}/depth_study_plan_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/study_optimizer_test.cpp)
 target_link_libraries(depth_study_summary_test PRIVATE tapegrad_catch_main tapegrad_depth_study Catch2::Catch2)
 target_compile_definitions(depth_study_summary_test PRIVATE TAPEGRAD_SOURCE_DIR="${PROJECT_SOURCE_DIR}")  # a version-4 record
 add_test(NAME examples.depth_study_summary COMMAND depth_study_summary_test)

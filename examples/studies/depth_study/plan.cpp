@@ -1,6 +1,8 @@
 // plan.cpp — what runs where, and every run's records back on rank 0 (plan.hpp).
 #include "plan.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "common/study.hpp"
@@ -10,13 +12,36 @@ namespace depth_study {
 
 using namespace tapegrad;
 
-void run_share(const std::vector<Task>& tasks, const std::vector<std::size_t>& share, const RecordStore& store,
-               training::Progress& progress) {
+bool fits_before(double elapsed, double limit, double cost, double slowest_rate) {
+  if (limit <= 0) return true;
+  return elapsed < limit && elapsed + cost * slowest_rate <= limit;
+}
+
+void run_share(const Settings& s, const std::vector<Task>& tasks, const std::vector<std::size_t>& share,
+               const RecordStore& store, training::Progress& progress) {
+  // A session that ends at a set time kills what still runs, and a killed run is lost: under
+  // --stop-after the share skips the runs that would not end in time (a later, cheaper one may
+  // still fit) rather than start one that would be cut off.
+  const auto start = std::chrono::steady_clock::now();
+  const auto seconds_since = [](auto t) { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count(); };
+  const double limit = 60.0 * s.stop_after_minutes;
+  double slowest_rate = 0;  // seconds per block-step
+  std::size_t left = 0;
   for (std::size_t i : share) {
+    if (!fits_before(seconds_since(start), limit, tasks[i].cost, slowest_rate)) {
+      ++left;
+      continue;
+    }
+    const auto run_start = std::chrono::steady_clock::now();
     Results one;
     tasks[i].run(progress, one);
     store.save(tasks[i].key, one);
+    slowest_rate = std::max(slowest_rate, seconds_since(run_start) / std::max(tasks[i].cost, 1.0));
   }
+  if (left > 0)
+    throw study::Interrupted("stopped by --stop-after " + study::fmt(s.stop_after_minutes, 6) + ": this share recorded " +
+                             std::to_string(share.size() - left) + " of its " + std::to_string(share.size()) +
+                             " runs and leaves " + std::to_string(left) + " for the next sitting; " + interrupted_message(s));
 }
 
 namespace {
@@ -86,7 +111,7 @@ Results run_plan(const Settings& s, const std::vector<Task>& tasks, const Record
   const bool in_workers = s.jobs > 1 && mine.size() > 1;
   training::Progress& progress = make_progress(in_workers ? 0.0 : work);  // the workers show their own
   if (in_workers) run_workers(s, shares_of(tasks, mine, s.jobs), tasks, ranks.rank());
-  else run_share(tasks, mine, store, progress);
+  else run_share(s, tasks, mine, store, progress);
 
   // ---- rank 0 gets what it lacks: this rank's share and the runs it held first
   if (!ranks.lead()) {

@@ -4,7 +4,7 @@
 // and gives rank 0 every run's records in the plan's order.
 //
 //   parent:  run_plan(s, tasks, store, ranks, progress)  -> every record (rank 0), nothing (others)
-//   worker:  run_share(s, tasks, store, share, progress) -> its runs, into the records folder
+//   worker:  run_share(s, tasks, share, store, progress) -> its runs, into the records folder
 #pragma once
 
 #include <cstddef>
@@ -45,9 +45,16 @@ struct Recorded {
 };
 Recorded recorded(const std::vector<Task>& tasks, const RecordStore& store);
 
-// Runs the tasks of `share` one after the other, saving each run's records as it ends.
-void run_share(const std::vector<Task>& tasks, const std::vector<std::size_t>& share, const RecordStore& store,
-               tapegrad::training::Progress& progress);
+// Whether a run of `cost` block-steps may start `elapsed` seconds into a sitting limited to
+// `limit` seconds (0: no limit): not once the limit is reached, nor when at the slowest rate
+// seen so far (seconds per block-step; 0 before the first run ends) it would end after it.
+bool fits_before(double elapsed, double limit, double cost, double slowest_rate);
+
+// Runs the tasks of `share` one after the other, saving each run's records as it ends. Under
+// --stop-after it starts only the runs that fit_before the limit, and then, when it left any,
+// throws study::Interrupted (the same command resumes them).
+void run_share(const Settings& s, const std::vector<Task>& tasks, const std::vector<std::size_t>& share,
+               const RecordStore& store, tapegrad::training::Progress& progress);
 
 // The whole plan, as the header says, given what `recorded` found. On rank 0 returns every task's records, in the plan's
 // order (each record's `task` set to its index); on the other ranks an empty Results.

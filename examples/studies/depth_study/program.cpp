@@ -280,6 +280,10 @@ void add_options(CLI::App& app, Settings& s) {
   app.add_option_function<std::string>("--flush-denormal", [&](const std::string& v) { s.flush_denormal = v == "on"; },
                                         "on: subnormal floats computed as 0, at full speed (the default), or off")
       ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--stop-after", s.stop_after_minutes,
+                 "minutes after which no run starts, nor one that would not end by then at the slowest rate seen so far; "
+                 "the runs under way end and are recorded, and the same command resumes (0: no limit)")
+      ->check(CLI::NonNegativeNumber);
   app.add_flag("--restart", s.restart, "discard the records of earlier runs in --out/records instead of resuming from them");
   app.add_flag("--dry-run", s.dry_run, "print the plan (its runs and block-steps, what is already recorded) and run nothing");
   app.add_option("--worker", s.worker, "(internal) run share i of the plan")->group("");

@@ -120,6 +120,9 @@ struct Settings : study::Machinery {  // seed (unused: --seeds), threads, --out,
   std::int64_t jobs = 0;  // 0: one per core, shared by the mpirun ranks on the machine (1 under --smoke)
   bool restart = false;   // discard the records of earlier runs in --out/records (records.hpp)
   bool dry_run = false;   // print the plan and its cost, run nothing
+  // --stop-after: minutes of this sitting after which no run starts, nor one that would not end
+  // by then (plan.hpp's fits_before); the runs under way end and are recorded. 0: no limit.
+  double stop_after_minutes = 0;
   // Subnormal floats flushed to zero (tapegrad::set_flush_denormal): a stack without residuals
   // fills its gradients with them, and its steps ran 7-8x slower for values that carry nothing.
   bool flush_denormal = true;

@@ -321,7 +321,7 @@ Results run_stages(Settings& s, const std::string& command, const Ranks& ranks) 
     const std::vector<std::size_t> share = read_share(s.worker_file, tasks.size());
     double work = 0;
     for (std::size_t i : share) work += tasks[i].cost;
-    run_share(tasks, share, store, make_progress(work));
+    run_share(s, tasks, share, store, make_progress(work));
     return res;
   }
   if (ranks.lead()) print_plan(s, tasks, ranks);

@@ -93,7 +93,10 @@ void run_workers(const Settings& s, const std::vector<std::vector<std::size_t>>&
     if (code == 130 || (WIFSIGNALED(status) && WTERMSIG(status) == SIGINT)) interrupted = true;
     else if (code != 0 && failed.empty()) failed = "worker " + std::to_string(w) + " exited with status " + std::to_string(code);
   }
-  if (interrupted) throw study::Interrupted(interrupted_message(s));
+  if (interrupted)
+    throw study::Interrupted((s.stop_after_minutes > 0 ? "stopped (--stop-after " + study::fmt(s.stop_after_minutes, 6) + ", or Ctrl-C); "
+                                                       : std::string()) +
+                             interrupted_message(s));
   if (!failed.empty()) throw tapegrad::ValueError("depth_study: " + failed + " (its messages are above)");
   std::filesystem::remove_all(dir);
 }
