@@ -17,14 +17,7 @@ namespace tapegrad {
 namespace {
 
 // "[1, 2]" for the row-major index of flat element i in shape.
-std::string index_str(std::int64_t i, const Shape& shape) {
-  Shape index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = i % shape[d];
-    i /= shape[d];
-  }
-  return shape_str(index);
-}
+std::string index_str(std::int64_t i, const Shape& shape) { return shape_str(unravel_index(i, shape)); }
 
 // The inputs gradcheck differentiates: defined and requiring grad.
 bool checked(const Tensor& x) { return x.defined() && x.requires_grad(); }

@@ -25,6 +25,15 @@ Shape contiguous_strides(const Shape& shape) {
   return strides;
 }
 
+Shape unravel_index(std::int64_t flat, const Shape& shape) {
+  Shape index(shape.size());
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    index[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return index;
+}
+
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t ndim, const char* op) {
   const std::int64_t lo = ndim == 0 ? -1 : -ndim, hi = ndim == 0 ? 0 : ndim - 1;
   if (dim < lo || dim > hi)

@@ -16,6 +16,9 @@ using Shape = std::vector<std::int64_t>;
 std::int64_t shape_numel(const Shape& shape);
 // Contiguous row-major strides for a shape: strides[d] = Π_{e > d} shape[e].
 Shape contiguous_strides(const Shape& shape);
+// The multi-index of row-major element `flat` of shape, as numpy.unravel_index: element 5 of
+// (2, 3) is (1, 2). What an error message names instead of a flat position.
+Shape unravel_index(std::int64_t flat, const Shape& shape);
 
 // Maps a possibly negative dim into [0, ndim); throws ShapeError naming op otherwise.
 std::int64_t normalize_dim(std::int64_t dim, std::int64_t ndim, const char* op);

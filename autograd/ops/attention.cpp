@@ -231,6 +231,19 @@ Tensor attention_composite(const Tensor& q, const Tensor& k_in, const Tensor& v_
   return matmul(probs, v);
 }
 
+// The packed form's composite: qkv (B, T, C + 2·Ckv) split into heads by columns [start,
+// start + heads·D) -> (B, heads, T, D), attended, and merged back to (B, T, C). Used by both the
+// recorded backward and the forward rule of self_attention_packed, so the two differentiate
+// the same formula.
+Tensor packed_attention_composite(const Tensor& qkv, const AttentionDims& d, std::int64_t C, std::int64_t Ckv,
+                                  const AttentionConfig& cfg) {
+  auto heads = [&](std::int64_t start, std::int64_t n) {
+    return transpose(narrow(qkv, 2, start, n * d.D).reshape({d.B, d.Tq, n, d.D}), 1, 2);
+  };
+  const Tensor o = attention_composite(heads(0, d.H), heads(C, d.Hkv), heads(C + Ckv, d.Hkv), d, cfg);
+  return transpose(o, 1, 2).reshape({d.B, d.Tq, C});
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& q_in, const Tensor& k_in, const Tensor& v_in,
@@ -361,15 +374,7 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
            const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
            if (is_grad_enabled())  // recorded (create_graph): the split into heads, composed
              return detail::backward_by_recomputing(
-                 [&](const TensorList& in) {
-                   // columns [start, start + heads·D) -> (B, heads, T, D)
-                   auto heads = [&](std::int64_t start, std::int64_t n) {
-                     return transpose(narrow(in[0], 2, start, n * d.D).reshape({d.B, d.Tq, n, d.D}), 1, 2);
-                   };
-                   const Tensor o = attention_composite(heads(0, d.H), heads(C, d.Hkv), heads(C + Ckv, d.Hkv), d, c);
-                   return transpose(o, 1, 2).reshape({d.B, d.Tq, C});
-                 },
-                 {qkv_in}, dout);
+                 [&](const TensorList& in) { return packed_attention_composite(in[0], d, C, Ckv, c); }, {qkv_in}, dout);
            const Tensor qkv = qkv_in.contiguous();
            const Tensor g = dout.contiguous();
            Tensor dqkv = Tensor::empty(qkv.shape(), qkv.dtype());  // dq, dk, dv fill every column
@@ -386,15 +391,8 @@ Tensor self_attention_packed(const Tensor& qkv_in, std::int64_t n_heads, const A
   if (forward_rules_wanted()) record_forward(out, [qkv_in, d, C, Ckv, key_padding, seeds, causal = options.causal,
                        causal_offset = options.causal_offset, p = options.dropout_p, scale](const TensorList& t) {
     const AttentionConfig c = make_config(causal, causal_offset, key_padding, p, seeds, scale);
-    return detail::jvp_of(
-        [&](const TensorList& in) {
-          auto heads = [&](std::int64_t start, std::int64_t n) {
-            return transpose(narrow(in[0], 2, start, n * d.D).reshape({d.B, d.Tq, n, d.D}), 1, 2);
-          };
-          const Tensor o = attention_composite(heads(0, d.H), heads(C, d.Hkv), heads(C + Ckv, d.Hkv), d, c);
-          return transpose(o, 1, 2).reshape({d.B, d.Tq, C});
-        },
-        {qkv_in}, t);
+    return detail::jvp_of([&](const TensorList& in) { return packed_attention_composite(in[0], d, C, Ckv, c); },
+                          {qkv_in}, t);
   });
   return out;
 }

@@ -9,8 +9,9 @@ import sys
 
 import torch
 
+sys.dont_write_bytecode = True  # no __pycache__ in the sources
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grading"))
-from reference import write_inc  # noqa: E402
+from reference import arrays, header, write  # noqa: E402
 
 # rows of every kind: mixed signs, a tie, a row far from 0, a single large entry
 x = torch.tensor([[0.5, -1.25, 2.0, 0.0],
@@ -28,7 +29,7 @@ y = torch.softmax(x, dim=-1)
 z = torch.log_softmax(x, dim=-1)
 (dx_log_softmax,) = torch.autograd.grad((g * z).sum(), x)
 
-write_inc(__file__, "6 (softmax and log-softmax)", {
+write(__file__, header(__file__, "exercise 6 (softmax and log-softmax)") + arrays({
     "x": x.detach(), "g": g, "softmax": y.detach(), "log_softmax": z.detach(),
     "softmax_dx": dx_softmax, "log_softmax_dx": dx_log_softmax,
-})
+}))

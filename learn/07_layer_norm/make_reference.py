@@ -9,8 +9,9 @@ import sys
 
 import torch
 
+sys.dont_write_bytecode = True  # no __pycache__ in the sources
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grading"))
-from reference import write_inc  # noqa: E402
+from reference import arrays, header, write  # noqa: E402
 
 gen = torch.Generator().manual_seed(7)
 # x of shape (2, 3, 5): dγ and dβ sum over both leading dims; one row far from 0 and wide
@@ -24,7 +25,7 @@ g = torch.randn(2, 3, 5, generator=gen, dtype=torch.float64)  # dL/dy: L = Σ g 
 y = torch.nn.functional.layer_norm(x, (5,), gamma, beta, eps=1e-5)
 dx, dgamma, dbeta = torch.autograd.grad((g * y).sum(), (x, gamma, beta))
 
-write_inc(__file__, "7 (layer_norm's backward)", {
+write(__file__, header(__file__, "exercise 7 (layer_norm's backward)") + arrays({
     "x": x.detach(), "gamma": gamma.detach(), "beta": beta.detach(), "g": g, "y": y.detach(),
     "dx": dx, "dgamma": dgamma, "dbeta": dbeta,
-})
+}))

@@ -10,8 +10,9 @@ import sys
 import torch
 import torch.nn.functional as F
 
+sys.dont_write_bytecode = True  # no __pycache__ in the sources
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grading"))
-from reference import write_inc  # noqa: E402
+from reference import arrays, header, write  # noqa: E402
 
 # 4 rows of 5 classes: a confident right row, a confident wrong one, a flat one, a mixed one
 logits = torch.tensor([[0.2, 3.5, -1.0, 0.0, 0.7],
@@ -30,8 +31,8 @@ loss = F.cross_entropy(logits, targets)
 large_loss = F.cross_entropy(large, large_targets)
 (large_dlogits,) = torch.autograd.grad(large_loss, large)
 
-write_inc(__file__, "8 (cross-entropy)", {
+write(__file__, header(__file__, "exercise 8 (cross-entropy)") + arrays({
     "logits": logits.detach(), "targets": targets, "loss": loss.detach(), "dlogits": dlogits,
     "large": large.detach(), "large_targets": large_targets, "large_loss": large_loss.detach(),
     "large_dlogits": large_dlogits,
-}, ints=("targets", "large_targets"))
+}, ints=("targets", "large_targets")))

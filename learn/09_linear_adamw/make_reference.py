@@ -3,11 +3,18 @@
 # small nn.Linear, in float64, written to reference.inc (a C++ fragment test.cpp includes).
 #
 # Rerun from the repository root, with Debian's python3-torch:
-#   /usr/bin/python3 learn/09_linear_adamw/make_reference.py > learn/09_linear_adamw/reference.inc
+#   /usr/bin/python3 learn/09_linear_adamw/make_reference.py
 #
 # The loss is L = Σ (x·Wᵀ + b − target)², the starting W and b, x and target are drawn here and
 # written out, so the C++ test starts from the very same numbers (its Generator is not torch's).
+import os
+import sys
+
 import torch
+
+sys.dont_write_bytecode = True  # no __pycache__ in the sources
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grading"))
+from reference import header, values, write  # noqa: E402
 
 torch.manual_seed(9)
 IN, OUT, BATCH, STEPS = 3, 2, 4, 5
@@ -17,13 +24,7 @@ layer = torch.nn.Linear(IN, OUT).double()
 x = torch.randn(BATCH, IN, dtype=torch.float64)
 target = torch.randn(BATCH, OUT, dtype=torch.float64)
 
-
-def values(t):
-    return "{" + ", ".join(repr(float(v)) for v in t.detach().flatten()) + "}"
-
-
 lines = [
-    "// reference.inc — made by make_reference.py (torch %s): do not edit; rerun the script." % torch.__version__,
     "// torch.optim.AdamW(lr=%r, betas=%r, eps=%r, weight_decay=%r) on one group [weight, bias] of" % (LR, BETAS, EPS, WEIGHT_DECAY),
     "// nn.Linear(%d, %d), float64, loss Σ (x·Wᵀ + b − target)²; the parameters after each step." % (IN, OUT),
     "namespace reference {",
@@ -45,4 +46,4 @@ for _ in range(STEPS):
 lines.append("const std::vector<std::vector<double>> weight_after = {\n    %s};" % ",\n    ".join(weights))
 lines.append("const std::vector<std::vector<double>> bias_after = {\n    %s};" % ",\n    ".join(biases))
 lines.append("}  // namespace reference")
-print("\n".join(lines))
+write(__file__, header(__file__, "exercise 9 (Linear and AdamW)") + "\n".join(lines) + "\n")

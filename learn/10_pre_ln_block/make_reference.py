@@ -5,11 +5,18 @@
 # reference.inc (a C++ fragment test.cpp includes).
 #
 # Rerun from the repository root, with Debian's python3-torch:
-#   /usr/bin/python3 learn/10_pre_ln_block/make_reference.py > learn/10_pre_ln_block/reference.inc
+#   /usr/bin/python3 learn/10_pre_ln_block/make_reference.py
 #
 # The parameters are written out under the exercise's names (ln1, attn.qkv, attn.out_proj, ln2,
 # ffn.fc1, ffn.fc2): nn.MultiheadAttention's in_proj is tapegrad's qkv, rows [q | k | v].
+import os
+import sys
+
 import torch
+
+sys.dont_write_bytecode = True  # no __pycache__ in the sources
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "grading"))
+from reference import header, values, write  # noqa: E402
 
 torch.manual_seed(10)
 B, T, C, HEADS = 2, 3, 8, 2
@@ -42,19 +49,15 @@ parameters = [
     ("ffn.fc2.weight", fc2.weight), ("ffn.fc2.bias", fc2.bias),
 ]
 
-
-def values(t):
-    return "{" + ", ".join(repr(float(v)) for v in t.detach().flatten()) + "}"
-
-
-print("// reference.inc — made by make_reference.py (torch %s): do not edit; rerun the script." % torch.__version__)
-print("// A Pre-LN block of PyTorch's modules (d_model %d, %d heads, GELU FFN of 4·d_model), float64:" % (C, HEADS))
-print("// its parameters under the exercise's names, an input x, y = block(x) and dL/dx of L = Σ y².")
-print("namespace reference {")
-print("constexpr std::int64_t batch = %d, tokens = %d, d_model = %d, n_heads = %d;" % (B, T, C, HEADS))
-print("const std::vector<std::pair<std::string, std::vector<double>>> parameters = {")
-print(",\n".join('    {"%s", %s}' % (name, values(p)) for name, p in parameters) + "};")
-print("const std::vector<double> x = %s;" % values(x))
-print("const std::vector<double> y = %s;" % values(y))
-print("const std::vector<double> dL_dx = %s;" % values(x.grad))
-print("}  // namespace reference")
+lines = []
+lines.append("// A Pre-LN block of PyTorch's modules (d_model %d, %d heads, GELU FFN of 4·d_model), float64:" % (C, HEADS))
+lines.append("// its parameters under the exercise's names, an input x, y = block(x) and dL/dx of L = Σ y².")
+lines.append("namespace reference {")
+lines.append("constexpr std::int64_t batch = %d, tokens = %d, d_model = %d, n_heads = %d;" % (B, T, C, HEADS))
+lines.append("const std::vector<std::pair<std::string, std::vector<double>>> parameters = {")
+lines.append(",\n".join('    {"%s", %s}' % (name, values(p)) for name, p in parameters) + "};")
+lines.append("const std::vector<double> x = %s;" % values(x))
+lines.append("const std::vector<double> y = %s;" % values(y))
+lines.append("const std::vector<double> dL_dx = %s;" % values(x.grad))
+lines.append("}  // namespace reference")
+write(__file__, header(__file__, "exercise 10 (a Pre-LN block)") + "\n".join(lines) + "\n")

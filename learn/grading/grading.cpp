@@ -15,11 +15,7 @@ std::string num(double v, int digits) {
 }
 
 std::string index_str(const Shape& shape, std::int64_t flat) {
-  std::vector<std::int64_t> index(shape.size());
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
+  const Shape index = unravel_index(flat, shape);
   std::string out = "(";
   for (std::size_t d = 0; d < index.size(); ++d) out += (d ? ", " : "") + std::to_string(index[d]);
   return out + ")";
@@ -63,9 +59,8 @@ std::string tensors_close(const std::string& what, const Tensor& got, const Tens
 }
 
 TensorList binary_gradients(const BinaryOp& op, const Tensor& a, const Tensor& b, const Tensor& r) {
-  Tensor a2 = a.detach().clone().requires_grad_(), b2 = b.detach().clone().requires_grad_();
-  sum(mul(op(a2, b2), r)).backward();
-  return {a2.grad(), b2.grad()};
+  return gradients([&op](const TensorList& in) { return op(in[0], in[1]); },
+                   {a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()}, r);
 }
 
 std::string binary_gradients_match(const BinaryOp& op, const Tensor& a, const Tensor& b, const Tensor& r,

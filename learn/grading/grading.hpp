@@ -72,7 +72,7 @@ std::string binary_gradients_match(const BinaryOp& op, const tapegrad::Tensor& a
                                    double rtol = 1e-12, double atol = 1e-12);
 
 // A reference case of a two-input op, as make_reference.py writes it into an exercise's
-// reference.inc (learn/grading/reference_cases.py): the inputs, the weights R of
+// reference.inc (learn/grading/reference.py): the inputs, the weights R of
 // L = Σ R ⊙ op(a, b), and PyTorch's dL/da and dL/db.
 struct BinaryCase {
   tapegrad::Shape a_shape;

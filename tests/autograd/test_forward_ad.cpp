@@ -186,6 +186,35 @@ TEST_CASE("jvp refuses an op without a forward rule by name, and checks the tang
   CHECK_THROWS_WITH(jvp([](const TensorList& in) { return in[0]; }, {x}, {}), Contains("1 primals but 0 tangents"));
 }
 
+TEST_CASE("jvp names what it refuses: an undefined primal or result, a tangent on integers, a rule of the wrong shape",
+          "[forward_ad][errors]") {
+  Generator gen(6);
+  const Tensor x = randn({2, 3}, gen, DType::float64);
+  const auto same = [](const TensorList& in) { return in[0]; };
+  CHECK_THROWS_WITH(jvp(same, {Tensor()}, {Tensor()}), Contains("jvp: primal 0 is undefined"));
+  const Tensor index = arange(3, DType::int64);
+  CHECK_THROWS_WITH(jvp(same, {x, index}, {ones_like(x), zeros({3}, DType::int64)}),
+                    Contains("jvp: primal 1 is int64: only floating tensors have a tangent"));
+  // an integer primal without a tangent is a constant, passed as it is
+  const auto [picked, dpicked] =
+      jvp([](const TensorList& in) { return index_select(in[0], 1, in[1]); }, {x, index}, {ones_like(x), Tensor()});
+  CHECK(max_abs_diff(dpicked, ones_like(x)) == 0);
+  CHECK_THROWS_WITH(jvp([](const TensorList&) { return Tensor(); }, {x}, {ones_like(x)}),
+                    Contains("jvp: the function returned an undefined tensor"));
+  // a forward rule that forgets to broadcast: the walk stops at it, naming both shapes
+  const auto broadcast_badly = [](const TensorList& in) {
+    Tensor out = expand(in[0].detach(), {2, 3});
+    record(out, "broadcast_badly", {in[0]}, [](const Tensor& d) -> TensorList { return {sum(d, {0}, true)}; });
+    record_forward(out, [](const TensorList& t) { return t[0]; });
+    return out;
+  };
+  CHECK_THROWS_WITH(jvp(broadcast_badly, {randn({1, 3}, gen, DType::float64)}, {ones({1, 3}, DType::float64)}),
+                    Contains("the forward rule of 'broadcast_badly' returned a tangent of shape [1, 3] float64") &&
+                        Contains("for an output of shape [2, 3] float64"));
+  CHECK_THROWS_WITH(hvp_forward_over_reverse([](const TensorList& in) { return mul(in[0], 2.0); }, x, ones_like(x)),
+                    Contains("hvp_forward_over_reverse: f must return one number, got shape [2, 3]"));
+}
+
 TEST_CASE("a training step keeps no forward rule: rules exist only while jvp records", "[forward_ad]") {
   Generator gen(4);
   const Tensor x = randn({3}, gen, DType::float64).requires_grad_();

@@ -1,7 +1,8 @@
 // test_op_catalog.cpp — one table of ops × input shapes × variants, each checked with a
 // float64 full-Jacobian gradcheck and gradgradcheck (second derivatives): broadcasting both
 // ways, size-1 dims, 0-d tensors, non-contiguous (transposed / permuted / sliced) inputs; and
-// gradcheck's fast mode, a random projection of each Jacobian, on the same table.
+// gradcheck's fast mode, a random projection of each Jacobian, on the same table; and forward
+// mode, each jvp against central differences and against the transpose of the backward.
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -343,6 +344,32 @@ TEST_CASE("every op in the catalogue has a forward rule: jvp's columns equal cen
       const GradcheckResult twice = gradgradcheck(entry.fn, inputs_for(entry), fast_forward);
       INFO(twice.report);
       CHECK(twice.ok);
+    }
+  }
+}
+
+TEST_CASE("every op in the catalogue: forward and reverse mode are transposes, <jvp(v), u> = <v, vjp(u)>",
+          "[forward_ad][catalog]") {
+  // J·v by one forward pass and uᵀJ by one backward pass, for random v and u: the two inner
+  // products are the same number, uᵀ(J·v) = (uᵀJ)·v, to float64 rounding. A forward rule that
+  // is not the transpose of its op's backward (a wrong sign, a missed broadcast, a dropped input)
+  // breaks the equality even where both sides look plausible.
+  for (const CatalogEntry& entry : catalog()) {
+    SECTION(entry.name) {
+      const TensorList x = inputs_for(entry);
+      TensorList v;
+      std::uint64_t seed = 1000;
+      for (const Tensor& xi : x) v.push_back(param(xi.shape(), seed++).detach());
+      const auto [y, jv] = jvp(entry.fn, x, v);
+      const Tensor out = entry.fn(x);
+      const Tensor u = param(out.shape(), 2000).detach();
+      const TensorList vjp = grad({out}, x, {u}, {.allow_unused = true});
+      const double lhs = sum(mul(jv, u)).item();
+      double rhs = 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (vjp[i].defined()) rhs += sum(mul(v[i], vjp[i])).item();
+      INFO("<jvp(v), u> = " << lhs << ", <v, vjp(u)> = " << rhs);
+      CHECK(lhs == Approx(rhs).epsilon(1e-12).margin(1e-13));
     }
   }
 }
