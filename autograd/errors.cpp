@@ -1,6 +1,7 @@
 // errors.cpp — message helpers for the exception types.
 #include "errors.hpp"
 
+#include <cmath>
 #include <sstream>
 
 #include "dtype.hpp"
@@ -17,6 +18,8 @@ std::string shape_str(const std::vector<std::int64_t>& shape) {
 }
 
 std::string number_str(double value) {
+  // "nan", never "-nan": a NaN's sign bit means nothing to the reader of a message
+  if (std::isnan(value)) return "nan";
   std::ostringstream os;
   os << value;
   return os.str();

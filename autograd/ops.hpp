@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensor.hpp"
@@ -72,8 +73,9 @@ Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim
 // max(dim) indices).
 Tensor max(const Tensor& x, std::int64_t dim, bool keepdim = false);
 Tensor max(const Tensor& x);  // maximum of all elements
-// argmax over one dim, as int64 (not differentiable).
+// argmax over one dim, as int64 (not differentiable); without dim, of the flattened tensor (0-d).
 Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& x);
 // sum((x - mean)^2) / (N - correction); correction = 1 is the unbiased estimate (PyTorch's
 // default), 0 the population variance.
 Tensor var(const Tensor& x, const std::vector<std::int64_t>& dims, std::int64_t correction = 1,
@@ -112,6 +114,8 @@ Tensor expand(const Tensor& x, const Shape& shape);
 Tensor contiguous(const Tensor& x);
 // Elements [start, start + length) along dim, as a view.
 Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t length);
+// Python's x[i] along dim: element i (negative counts from the end), that dim removed, a view.
+Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index);
 // Python's x[start:end:step] along dim, as a view (end clamps to the size; step > 0).
 Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end,
              std::int64_t step = 1);
@@ -135,6 +139,31 @@ Tensor embedding(const Tensor& weight, const Tensor& indices);
 Tensor masked_fill(const Tensor& x, const Tensor& mask, double value);
 // condition ? a : b, elementwise with broadcasting (condition nonzero = true).
 Tensor where(const Tensor& condition, const Tensor& a, const Tensor& b);
+// out[p] = x[p with dim replaced by index[p]] (index: int64, x's number of dims, out of its
+// shape), as torch.gather. Backward: a scatter_add.
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
+// self, with src[p] added at [p with dim replaced by index[p]] (src: index's shape), as
+// torch.scatter_add. Backward: dself = dout, dsrc = gather(dout, dim, index).
+Tensor scatter_add(const Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src);
+
+// ---------------------------------------------------------------- no gradient (ops/compare.cpp)
+// a == b, a != b, a < b, a <= b, a > b, a >= b elementwise with broadcasting: int64 0/1 (tapegrad
+// has no bool dtype; PyTorch gives bool). Never requires grad.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+// The k largest (largest = false: smallest) elements along dim, in order, and their int64
+// indices, as torch.topk (ties by index). The values are gather(x, dim, indices): differentiable.
+std::pair<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t dim = -1, bool largest = true);
 
 // ---------------------------------------------------------------- softmax (ops/softmax.cpp)
 // exp(x - max) / sum(exp(x - max)) along dim (numerically stable).

@@ -125,6 +125,41 @@ class Tensor {
   Tensor sum() const;
   Tensor mean() const;
 
+  // PyTorch's methods, each the function of ops.hpp of the same name (tensor_methods.cpp):
+  // x.relu() is relu(x). x[i] is select(x, 0, i): row i, a view, as Python's x[i];
+  // x.slice(dim, start, end) is Python's x[..., start:end].
+  Tensor operator[](std::int64_t i) const;
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const;
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  Tensor unsqueeze(std::int64_t dim) const;
+  Tensor squeeze(std::int64_t dim) const;
+  Tensor sum(const Shape& dims, bool keepdim = false) const;
+  Tensor mean(const Shape& dims, bool keepdim = false) const;
+  Tensor relu() const;
+  Tensor gelu() const;
+  Tensor silu() const;
+  Tensor tanh() const;
+  Tensor sigmoid() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor abs() const;
+  Tensor neg() const;
+  Tensor pow(double exponent) const;
+  Tensor softmax(std::int64_t dim) const;
+  Tensor log_softmax(std::int64_t dim) const;
+  Tensor argmax(std::int64_t dim, bool keepdim = false) const;
+  Tensor argmax() const;
+  Tensor eq(const Tensor& other) const;
+  Tensor ne(const Tensor& other) const;
+  Tensor lt(const Tensor& other) const;
+  Tensor le(const Tensor& other) const;
+  Tensor gt(const Tensor& other) const;
+  Tensor ge(const Tensor& other) const;
+
   // Copies src's values into this tensor in place (shapes must match; not recorded).
   void copy_(const Tensor& src);
   // Fills in place with a value (not recorded).
@@ -156,7 +191,7 @@ Tensor ones_like(const Tensor& t);
 Tensor arange(double start, double end, double step = 1.0, DType dtype = DType::float32);
 Tensor arange(double end, DType dtype = DType::float32);
 
-// Readable printing: values (summarized past 1000 elements), shape, dtype, grad_fn.
+// Printing in PyTorch's format (tensor_print.cpp): tensor([[ 1.0000, -2.5000], ...], dtype=torch.float64).
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
 
 }  // namespace tapegrad

@@ -10,6 +10,7 @@
 #include "gpt2_pretokenize.hpp"
 #include "gpt2_tokenizer.hpp"
 #include "mapped_file.hpp"
+#include "random_split.hpp"
 #include "synthetic.hpp"
 #include "text_corpus.hpp"
 #include "tokenizer.hpp"

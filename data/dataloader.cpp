@@ -184,4 +184,20 @@ void DataLoader::shard(std::int64_t rank, std::int64_t world_size) {
   if (position_.index > 0 && position_.index >= used_per_epoch()) position_ = {position_.epoch + 1, 0};
 }
 
+EpochIterator::EpochIterator(DataLoader* loader) : loader_(loader), epoch_(loader->state().epoch) { fetch(); }
+
+EpochIterator& EpochIterator::operator++() {
+  fetch();
+  return *this;
+}
+
+void EpochIterator::fetch() {
+  // next() rolls over into the next epoch after the last batch of this one: stop there
+  if (loader_ == nullptr || loader_->state().epoch != epoch_ || loader_->batches_per_epoch() == 0) {
+    loader_ = nullptr;
+    return;
+  }
+  batch_ = loader_->next();
+}
+
 }  // namespace tapegrad::data

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -49,6 +50,29 @@ struct LoaderState {
 // Fisher-Yates shuffle drawn from Generator(mix(seed, epoch)).
 std::vector<std::int64_t> epoch_order(std::int64_t n, bool shuffle, std::uint64_t seed, std::int64_t epoch);
 
+class DataLoader;
+
+// One epoch of a loader as a range, PyTorch's `for batch in loader:` (DataLoader::begin):
+// the batches from the loader's position to the end of its epoch, taken with next().
+class EpochIterator {
+ public:
+  using value_type = Batch;
+  using difference_type = std::ptrdiff_t;
+  EpochIterator() = default;
+  explicit EpochIterator(DataLoader* loader);
+  Batch& operator*() { return batch_; }
+  Batch* operator->() { return &batch_; }
+  EpochIterator& operator++();
+  void operator++(int) { ++*this; }
+  bool operator==(std::default_sentinel_t) const { return loader_ == nullptr; }
+
+ private:
+  void fetch();
+  DataLoader* loader_ = nullptr;
+  std::int64_t epoch_ = 0;
+  Batch batch_;
+};
+
 class DataLoader {
  public:
   // The dataset is shared, not copied; it must outlive nothing in particular (shared_ptr).
@@ -70,6 +94,11 @@ class DataLoader {
   void shard(std::int64_t rank, std::int64_t world_size);
 
   LoaderState state() const;
+  // for (Batch& batch : loader) { ... }: the rest of the current epoch, one batch at a time
+  // (a whole epoch from a fresh loader, or right after the previous loop ended); the next loop
+  // runs the next epoch. An epoch without a batch runs nothing.
+  EpochIterator begin() { return EpochIterator(this); }
+  std::default_sentinel_t end() { return {}; }
   // Throws ValueError for a negative epoch or an index outside [0, examples_per_epoch()].
   void load_state(const LoaderState& state);
 

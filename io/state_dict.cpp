@@ -76,12 +76,19 @@ LoadResult load_state_dict(nn::Module& module, const StateDict& state, bool stri
     for (const auto& line : lines) out += "\n  " + line;
     return out;
   };
+  // A mismatch rarely comes alone: a model one block deeper has both other shapes (its
+  // position table) and keys the file lacks. Say all of it, so the reader sees the cause.
+  std::string keys;
+  if (!result.missing_keys.empty())
+    keys += "\n  missing key(s) (in the module, not in the state dict): " + key_list(result.missing_keys);
+  if (!result.unexpected_keys.empty())
+    keys += "\n  unexpected key(s) (in the state dict, not in the module): " + key_list(result.unexpected_keys);
   if (!shape_errors.empty())
     throw ShapeError("load_state_dict: shape mismatch for " + std::to_string(shape_errors.size()) +
-                     " key(s):" + join(shape_errors));
+                     " key(s):" + join(shape_errors) + keys);
   if (!dtype_errors.empty())
     throw DTypeError("load_state_dict: dtype mismatch for " + std::to_string(dtype_errors.size()) +
-                     " key(s):" + join(dtype_errors));
+                     " key(s):" + join(dtype_errors) + keys);
   if (strict && !result.ok()) {
     std::string msg = "load_state_dict (strict):";
     if (!result.missing_keys.empty())

@@ -42,7 +42,9 @@ Tensor Act::forward(const Tensor& input) {
   return call.output(apply_activation(activation, x));
 }
 
-Act::Act(Activation a) : UnaryModule("Act"), activation(a) {
+Act::Act(Activation a) : Act(a, "Act") {}
+
+Act::Act(Activation a, std::string type_name) : UnaryModule(std::move(type_name)), activation(a) {
   if (a == Activation::swiglu) throw ValueError("Act: swiglu is not elementwise; use FeedForward");
 }
 

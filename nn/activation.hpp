@@ -21,8 +21,29 @@ class Act : public UnaryModule {
  public:
   explicit Act(Activation a);
   Tensor forward(const Tensor& x) override;
-  std::string extra_repr() const override { return activation_name(activation); }
+  std::string extra_repr() const override { return type_name() == "Act" ? activation_name(activation) : ""; }
   Activation activation;
+
+ protected:
+  Act(Activation a, std::string type_name);  // the named forms below print as PyTorch's
+};
+
+// PyTorch's names for the same modules: Sequential(Linear, ReLU, Linear) reads as in Python.
+class ReLU : public Act {
+ public:
+  ReLU() : Act(Activation::relu, "ReLU") {}
+};
+class GELU : public Act {
+ public:
+  GELU() : Act(Activation::gelu, "GELU") {}
+};
+class SiLU : public Act {
+ public:
+  SiLU() : Act(Activation::silu, "SiLU") {}
+};
+class Tanh : public Act {
+ public:
+  Tanh() : Act(Activation::tanh, "Tanh") {}
 };
 
 }  // namespace tapegrad::nn

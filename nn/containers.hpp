@@ -2,6 +2,7 @@
 // Children are named "0", "1", ... as in PyTorch, so parameter names match.
 #pragma once
 
+#include <concepts>
 #include <initializer_list>
 #include <memory>
 #include <vector>
@@ -14,6 +15,14 @@ class Sequential : public UnaryModule {
  public:
   Sequential() : UnaryModule("Sequential") {}
   Sequential(std::initializer_list<std::shared_ptr<UnaryModule>> modules);
+  explicit Sequential(const std::vector<std::shared_ptr<UnaryModule>>& modules);
+  // std::make_shared<Sequential>(std::make_shared<Linear>(2, 16), std::make_shared<ReLU>(), ...):
+  // make_shared cannot forward a braced list, so the modules come one by one, as LibTorch's.
+  template <typename... M>
+    requires(sizeof...(M) > 0 && (std::derived_from<M, UnaryModule> && ...))
+  explicit Sequential(std::shared_ptr<M>... modules) : Sequential() {
+    (push_back(std::move(modules)), ...);
+  }
   void push_back(std::shared_ptr<UnaryModule> module);
   // x -> m0 -> m1 -> ... -> y
   Tensor forward(const Tensor& x) override;

@@ -228,7 +228,7 @@ void print_module(std::ostream& os, const Module& m, int indent) {
 
 std::ostream& operator<<(std::ostream& os, const Module& module) {
   print_module(os, module, 0);
-  return os;
+  return os << '\n';  // a whole line, as Python's print(model): std::cout << *model needs no "\n"
 }
 
 }  // namespace tapegrad::nn

@@ -192,6 +192,8 @@ class UnaryModule : public Module {
 //   TransformerLM(
 //     (tok_emb): Embedding(num=256, dim=64)  weight [256, 64]
 //     ...
+//   )
+// ending its line.
 std::ostream& operator<<(std::ostream& os, const Module& module);
 
 }  // namespace tapegrad::nn

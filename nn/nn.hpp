@@ -13,6 +13,7 @@
 #include "init.hpp"
 #include "kv_cache.hpp"
 #include "linear.hpp"
+#include "metrics.hpp"
 #include "model_init.hpp"
 #include "module.hpp"
 #include "ngpt.hpp"

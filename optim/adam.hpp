@@ -37,6 +37,7 @@ struct AdamOptions {
 class Adam : public Optimizer {
  public:
   Adam(NamedTensors params, const AdamOptions& options);
+  Adam(const TensorList& params, const AdamOptions& options) : Adam(numbered(params), options) {}
   explicit Adam(std::vector<ParamGroup<AdamOptions>> groups);
 
   const AdamOptions& options(std::size_t group) const;
@@ -63,6 +64,7 @@ class Adam : public Optimizer {
 class AdamW : public Adam {
  public:
   AdamW(NamedTensors params, const AdamOptions& options);
+  AdamW(const TensorList& params, const AdamOptions& options) : AdamW(numbered(params), options) {}
   explicit AdamW(std::vector<ParamGroup<AdamOptions>> groups);
 };
 

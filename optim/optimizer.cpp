@@ -13,6 +13,12 @@
 
 namespace tapegrad::optim {
 
+NamedTensors numbered(const TensorList& params) {
+  NamedTensors named;
+  for (std::size_t i = 0; i < params.size(); ++i) named.emplace_back(std::to_string(i), params[i]);
+  return named;
+}
+
 double hyper_parameter(const HyperParameters& hp, const std::string& name, const std::string& who) {
   for (const auto& [key, value] : hp)
     if (key == name) return value;

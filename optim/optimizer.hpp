@@ -40,6 +40,11 @@ using HyperParameters = std::vector<std::pair<std::string, double>>;
 // The value called name in hp; ValueError naming `who` when it is absent.
 double hyper_parameter(const HyperParameters& hp, const std::string& name, const std::string& who);
 
+// A plain list of parameters, as PyTorch's optimizers take it (model->parameters()), named by
+// position, "0", "1", ..., as torch.optim's state_dict numbers them. The optimizers take such a
+// list directly: optim::AdamW opt(model->parameters(), optim::AdamOptions(1e-3)).
+NamedTensors numbered(const TensorList& params);
+
 // Parameters that share one set of hyper-parameters.
 template <typename Options>
 struct ParamGroup {

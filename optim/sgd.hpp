@@ -32,6 +32,7 @@ class SGD : public Optimizer {
  public:
   // One group: every parameter with the same options.
   SGD(NamedTensors params, const SGDOptions& options);
+  SGD(const TensorList& params, const SGDOptions& options) : SGD(numbered(params), options) {}
   // One group per entry, each with its own options.
   explicit SGD(std::vector<ParamGroup<SGDOptions>> groups);
 

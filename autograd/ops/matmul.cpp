@@ -62,6 +62,17 @@ Tensor batched_gemm(const Tensor& a_in, const Tensor& b_in, const char* op) {
   const std::int64_t M = a.size(-2), K = a.size(-1), N = b.size(-1);
   const Shape a_batch(a.shape().begin(), a.shape().end() - 2);
   const Shape b_batch(b.shape().begin(), b.shape().end() - 2);
+  // The batch dims are all but each input's last two (its matrices): name them as such, and
+  // the whole shapes, rather than broadcast_shapes' "[8] and [7]".
+  for (std::size_t i = 0; i < std::min(a_batch.size(), b_batch.size()); ++i) {  // i counts from the right
+    const std::int64_t sa = a_batch[a_batch.size() - 1 - i], sb = b_batch[b_batch.size() - 1 - i];
+    if (sa != sb && sa != 1 && sb != 1)
+      throw ShapeError(std::string(op) + ": shapes " + shape_str(a.shape()) + " and " + shape_str(b.shape()) +
+                       " have batch dims " + shape_str(a_batch) + " and " + shape_str(b_batch) +
+                       " that cannot be broadcast (" + std::to_string(sa) + " vs " + std::to_string(sb) + " in batch dim " +
+                       std::to_string(i + 1) + " from the right); the last two dims of each input are its matrices, "
+                       "and the dims before them must be equal or 1");
+  }
   const Shape out_batch = broadcast_shapes(a_batch, b_batch, op);
   Shape out_shape = out_batch;
   out_shape.push_back(M);

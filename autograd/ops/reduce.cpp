@@ -35,7 +35,9 @@ Tensor sum_one_dim(const Tensor& x, std::int64_t dim) {
   out_shape[dim] = 1;
   Tensor out = Tensor::empty(out_shape, x.dtype());
   const DimGeometry g = dim_geometry(xc.shape(), dim);
-  dispatch_floating(x.dtype(), "sum", [&]<typename T>() {
+  // int64 too: a count of comparisons, sum(eq(predicted, targets)), as PyTorch sums bools;
+  // the double accumulator is exact below 2^53
+  dispatch_all(x.dtype(), "sum", [&]<typename T>() {
     const T* px = xc.data<T>();
     T* po = out.data<T>();
     if (g.inner == 1) {  // reduce along contiguous rows
@@ -242,6 +244,8 @@ Tensor argmax(const Tensor& x, std::int64_t dim_in, bool keepdim) {
   const std::int64_t dim = normalize_dim(dim_in, x.dim(), "argmax");
   return max_one_dim(x, dim, "argmax").second.reshape(reduced_shape(x.shape(), {dim}, keepdim));
 }
+
+Tensor argmax(const Tensor& x) { return argmax(x.reshape({-1}), 0, false); }
 
 Tensor var(const Tensor& x, const std::vector<std::int64_t>& dims_in, std::int64_t correction,
            bool keepdim) {

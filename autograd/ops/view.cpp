@@ -225,6 +225,16 @@ Tensor narrow(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_
   return slice(x, d, start, start + length, 1);
 }
 
+Tensor select(const Tensor& x, std::int64_t dim, std::int64_t index) {
+  if (x.dim() == 0) throw ShapeError("select: a 0-d tensor has no dim to index (x[" + std::to_string(index) + "])");
+  const std::int64_t d = normalize_dim(dim, x.dim(), "select");
+  const std::int64_t size = x.shape()[d];
+  if (index < -size || index >= size)
+    throw ShapeError("select: index " + std::to_string(index) + " is out of range for dim " + std::to_string(d) + " of size " +
+                     std::to_string(size) + " (shape " + shape_str(x.shape()) + ")");
+  return squeeze(narrow(x, d, index < 0 ? index + size : index, 1), d);
+}
+
 Tensor slice(const Tensor& x, std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step) {
   const std::int64_t d = normalize_dim(dim, x.dim(), "slice");
   if (step <= 0) throw ValueError("slice: step must be positive, got " + std::to_string(step));

@@ -369,6 +369,10 @@ TEST_CASE("matmul errors name the op and both shapes", "[matmul][errors]") {
   REQUIRE_THROWS_AS(matmul(zeros({2, 3, 4}), zeros({3, 4, 5})), ShapeError);
   REQUIRE_THROWS_WITH(matmul(zeros({2, 3, 4}), zeros({3, 4, 5})),
                       Contains("matmul") && Contains("cannot be broadcast"));
+  // which dims: the batch dims, with the whole shapes, not only "[8] and [7]"
+  REQUIRE_THROWS_WITH(matmul(zeros({8, 3, 4}), zeros({7, 4, 5})),
+                      Contains("matmul: shapes [8, 3, 4] and [7, 4, 5] have batch dims [8] and [7] that cannot be broadcast "
+                               "(8 vs 7 in batch dim 1 from the right); the last two dims of each input are its matrices"));
   // 0-d operands
   REQUIRE_THROWS_AS(matmul(scalar_tensor(1), zeros({2})), ShapeError);
   REQUIRE_THROWS_WITH(matmul(scalar_tensor(1), zeros({2})), Contains("matmul") && Contains("at least 1 dim"));

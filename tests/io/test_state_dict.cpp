@@ -145,3 +145,21 @@ TEST_CASE("load_state_dict: shape and dtype mismatches name the key and both sid
                       Contains("\"2.bias\": float64 in the state dict, float32 in the module"));
   CHECK(testing::same_state(io::state_dict(*model), before));
 }
+
+TEST_CASE("load_state_dict: a shape mismatch names the missing and unexpected keys too", "[io][state_dict]") {
+  // what loading into a deeper model looks like: other shapes, and keys on one side only
+  auto model = small_model();
+  io::StateDict sd = io::state_dict(*small_model(3));
+  io::StateDict bad;
+  for (const auto& [name, t] : sd)
+    if (name == "0.weight") bad.insert(name, zeros({3, 4}));
+    else if (name != "2.bias") bad.insert(name, t);
+  bad.insert("9.weight", zeros({1}));
+  for (bool strict : {true, false}) {
+    INFO("strict = " << strict);
+    REQUIRE_THROWS_WITH(load_state_dict(*model, bad, strict),
+                        Contains("\"0.weight\": [3, 4] in the state dict, [4, 3] in the module") &&
+                            Contains("missing key(s) (in the module, not in the state dict): \"2.bias\"") &&
+                            Contains("unexpected key(s) (in the state dict, not in the module): \"9.weight\""));
+  }
+}

@@ -79,6 +79,11 @@ TEST_CASE("clip_grad_norm_ with a NaN or Inf gradient: an error naming it, or Py
                           Contains("first non-finite gradient: 'fc.bias' with 2 NaN, 0 Inf") &&
                           Contains("error_if_nonfinite = false"));
   CHECK(a.grad().to_vector() == std::vector<double>{1, 2});  // the error leaves them alone
+  // a NaN whose sign bit is set (what -x, 0·-inf or a NaN's negation gives) reads "nan", not "-nan"
+  Tensor negative = with_grad({-std::nan(""), 1});
+  REQUIRE_THROWS_WITH(clip_grad_norm_({{"w", negative}}, 1.0, 2.0, true),
+                      Contains("the gradients is nan (") && !Contains("-nan"));
+  REQUIRE_THROWS_WITH(clip_grad_norm_(params, -std::nan("")), Contains("max_norm nan must be >= 0") && !Contains("-nan"));
   // Without the flag: a NaN norm comes back and every gradient is scaled by NaN.
   CHECK(std::isnan(clip_grad_norm_(params, 1.0)));
   CHECK(std::isnan(a.grad().to_vector()[0]));
