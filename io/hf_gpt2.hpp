@@ -50,7 +50,8 @@ StateDict gpt2_state_to_hf(const StateDict& state, const nn::TransformerLMConfig
 
 // dir/config.json + dir/model.safetensors -> a model in eval mode.
 std::shared_ptr<nn::TransformerLM> load_hf_gpt2(const std::string& dir);
-// Writes dir/config.json and dir/model.safetensors (dir must exist).
+// Writes dir/config.json and dir/model.safetensors (F32; dir must exist). A float64 model is
+// refused by name.
 void save_hf_gpt2(const nn::TransformerLM& model, const std::string& dir);
 
 }  // namespace tapegrad::io

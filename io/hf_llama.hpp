@@ -43,6 +43,7 @@ StateDict llama_state_from_hf(const StateDict& hf, const nn::TransformerLMConfig
 StateDict llama_state_to_hf(const StateDict& state, const nn::TransformerLMConfig& config);
 
 std::shared_ptr<nn::TransformerLM> load_hf_llama(const std::string& dir);
+// Writes dir/config.json and dir/model.safetensors (F32). A float64 model is refused by name.
 void save_hf_llama(const nn::TransformerLM& model, const std::string& dir);
 
 }  // namespace tapegrad::io

@@ -54,6 +54,11 @@ StateDict unmap_hf_tensors(const StateDict& state, const std::vector<HfTensor>& 
     const Tensor* t = state.find(e.name);
     if (!t || t->shape() != e.shape)
       throw ValueError("save_hf: the model has no tensor " + printable(e.name) + " of shape " + shape_str(e.shape));
+    // The folders written here hold F32: a float64 model would lose half its digits without a
+    // word, so it is refused, naming the fix (bfloat16 widens to F32 exactly).
+    if (t->dtype() == DType::float64)
+      throw DTypeError("save_hf: " + printable(e.name) + " is float64, and Hugging Face folders are written as F32 here, "
+                       "which would round every weight; convert a copy first (model.to(DType::float32)) to export it");
     const Tensor f = t->to(DType::float32);
     out.insert(e.hf_name, e.transposed ? f.transpose(0, 1).contiguous() : f.contiguous());
   }

@@ -73,6 +73,12 @@ TEST_CASE("hf llama: a tied tapegrad llama exports and re-imports", "[io][hf]") 
   CHECK(testing::max_abs_diff(back->forward(tokens), lm.forward(tokens)) == 0.0);
   nn::TransformerLM gpt2(nn::gpt2_config({40, 8, 1, 16, 4, 0}));
   CHECK_THROWS_WITH(io::save_hf_llama(gpt2, out.path()), Contains("not a LLaMA design"));
+  // a float64 model would be rounded to F32 without a word: refused, naming the fix
+  lm.to(DType::float64);
+  testing::ScratchDir other;
+  CHECK_THROWS_AS(io::save_hf_llama(lm, other.path()), DTypeError);
+  CHECK_THROWS_WITH(io::save_hf_llama(lm, other.path()),
+                    Contains("save_hf: \"tok_emb.weight\" is float64") && Contains("model.to(DType::float32)"));
 }
 
 TEST_CASE("hf llama: bad folders are refused by name", "[io][hf]") {
