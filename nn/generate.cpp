@@ -87,11 +87,13 @@ Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens
   if (tokens.dim() != 2 || tokens.size(1) == 0 || tokens.dtype() != DType::int64)
     throw ShapeError("generate: prompt must be int64 (T) or (B, T) with T >= 1, got " + shape_str(prompt.shape()));
   const std::int64_t B = tokens.size(0), P = tokens.size(1), V = config.vocab_size, length = P + max_new_tokens;
-  if (max_length() && length > *max_length())
+  const bool slide = max_length() && length > *max_length();
+  if (slide && !o.sliding_window)
     throw ValueError("generate: the prompt (" + std::to_string(P) + " tokens) and max_new_tokens (" +
                      std::to_string(max_new_tokens) + ") make " + std::to_string(length) +
                      " tokens, past max_seq_len " + std::to_string(config.max_seq_len) +
-                     " of this model's learned positions (only a rope model generates past max_seq_len)");
+                     " of this model's learned positions (a rope model generates past max_seq_len; this one does "
+                     "with GenerateOptions::sliding_window)");
   if (max_new_tokens == 0) return tokens;
 
   NoGradGuard no_grad;
@@ -107,8 +109,18 @@ Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens
   for (std::int64_t b = 0; b < B; ++b) seqs[b].assign(flat.begin() + b * P, flat.begin() + (b + 1) * P);
   std::vector<bool> ended(B, false);
 
-  KVCache cache = make_kv_cache(B, length);
-  Tensor logits = forward_cached(tokens, cache, classes);  // the prompt, once: (B, P, V)
+  // The last `window` tokens of every row, (B, window): what a sliding window runs again.
+  const auto last_window = [&](std::int64_t window) {
+    std::vector<std::int64_t> rows;
+    for (const auto& s : seqs) rows.insert(rows.end(), s.end() - std::min<std::int64_t>(window, static_cast<std::int64_t>(s.size())), s.end());
+    return Tensor::from_vector(rows, {B, static_cast<std::int64_t>(rows.size()) / B});
+  };
+  const auto rerun = [&] {  // the window alone, from position 0, with a fresh cache
+    KVCache fresh = make_kv_cache(B, *max_length());
+    return forward_cached(last_window(*max_length()), fresh, classes);
+  };
+  KVCache cache = make_kv_cache(B, slide ? *max_length() : length);
+  Tensor logits = slide ? rerun() : forward_cached(tokens, cache, classes);  // the prompt, once: (B, P, V)
   for (std::int64_t step = 0; step < max_new_tokens; ++step) {
     const std::vector<double> last = narrow(logits, 1, logits.size(1) - 1, 1).to_vector();  // (B, 1, V)
     std::vector<std::int64_t> fed(B);
@@ -121,7 +133,8 @@ Tensor TransformerLM::generate(const Tensor& prompt, std::int64_t max_new_tokens
       fed[b] = next;
     }
     if (step + 1 == max_new_tokens || std::all_of(ended.begin(), ended.end(), [](bool e) { return e; })) break;
-    logits = forward_cached(Tensor::from_vector(fed, {B, 1}), cache, classes);  // one new token per row
+    // one new token per row, through the cache while the sequence fits the positions
+    logits = slide ? rerun() : forward_cached(Tensor::from_vector(fed, {B, 1}), cache, classes);
   }
   std::vector<std::int64_t> out;
   for (const auto& s : seqs) out.insert(out.end(), s.begin(), s.end());

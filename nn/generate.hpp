@@ -28,6 +28,12 @@ struct GenerateOptions {
   // stop token repeated, so every row has the same length and cut at its first stop token is
   // that row's sequence.
   std::vector<std::int64_t> stop_tokens;
+  // Past max_seq_len, a model with learned positions has no position for the next token. With
+  // sliding_window, each token past it is predicted from the last max_seq_len tokens alone,
+  // run again without a cache (nanoGPT's crop, idx[:, -block_size:]): the text goes on, each
+  // token seeing a window of the context. Without it, such a request is refused. A rope model
+  // needs neither.
+  bool sliding_window = false;
 };
 
 // Throws ValueError naming the first invalid option and its value (vocab_size: for stop_tokens).

@@ -83,8 +83,9 @@ class TransformerLM : public Module {
   Tensor operator()(const Tensor& tokens, const Tensor& classes = Tensor()) { return forward(tokens, classes); }
   // Appends up to max_new_tokens tokens (generate.hpp: sampling, stop tokens) to the prompt
   // (B, T) (or (T)) -> (B, T + n), n <= max_new_tokens. The prompt runs once, then one token per
-  // step through a KVCache. T + max_new_tokens may exceed max_seq_len only with rope (learned
-  // positions end there: ValueError). Runs in eval mode without recording, restores the mode.
+  // step through a KVCache. T + max_new_tokens may exceed max_seq_len with rope, or with
+  // options.sliding_window (learned positions end there: otherwise ValueError). Runs in eval
+  // mode without recording, restores the mode.
   Tensor generate(const Tensor& prompt, std::int64_t max_new_tokens, const GenerateOptions& options = {},
                   const Tensor& classes = Tensor());
   // The generation step: tokens int64 (B, Tn) at positions cache.length() .. + Tn − 1 ->

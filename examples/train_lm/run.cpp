@@ -265,14 +265,15 @@ std::string Run::sample(std::int64_t tokens) {
   g.top_k = 40;
   g.gen = &sample_gen_;
   const auto P = static_cast<std::int64_t>(prompt.size());
-  // Learned positions end at max_seq_len: the sample stops there, with a note (a rope model
-  // goes on).
+  // Learned positions end at max_seq_len. Past it the sample slides its window over the text
+  // (nanoGPT's crop): the whole --sample-tokens, each token from the last --seq-len before it.
+  // Cutting the sample short at the context (60 characters for the default model) showed too
+  // little to judge it; a window is what the model was trained on, so its text stays its own.
   if (const auto limit = model_->max_length(); limit && P + tokens > *limit) {
-    const std::int64_t fits = std::max<std::int64_t>(*limit - P, 0);
-    std::printf("note: the model's learned positions end at --seq-len %lld: sampling %lld of --sample-tokens %lld "
-                "(--arch llama has rotary positions and samples past it)\n",
-                static_cast<long long>(*limit), static_cast<long long>(fits), static_cast<long long>(tokens));
-    tokens = fits;
+    std::printf("note: the model's learned positions end at --seq-len %lld: past it, each token is sampled from the "
+                "last %lld tokens (a sliding window)\n",
+                static_cast<long long>(*limit), static_cast<long long>(*limit));
+    g.sliding_window = true;
   }
   const Tensor out = model_->generate(Tensor::from_vector(prompt, {1, P}), tokens, g);
   return tokenizer_->decode_tensor(out);

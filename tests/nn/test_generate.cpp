@@ -217,7 +217,8 @@ TEST_CASE("RoPE generates past max_seq_len, learned positions are refused there"
   REQUIRE_THROWS_AS(learned.generate(prompt, 6, sampling(0)), ValueError);
   REQUIRE_THROWS_WITH(learned.generate(prompt, 6, sampling(0)),
                       Contains("generate: the prompt (3 tokens) and max_new_tokens (6) make 9 tokens, past max_seq_len 8 "
-                               "of this model's learned positions (only a rope model generates past max_seq_len)"));
+                               "of this model's learned positions (a rope model generates past max_seq_len; this one does with "
+                               "GenerateOptions::sliding_window)"));
   CHECK(learned.max_length() == 8);
   CHECK_FALSE(lm.max_length().has_value());
 }

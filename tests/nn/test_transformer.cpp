@@ -182,6 +182,24 @@ TEST_CASE("TransformerLM generate: prompt kept, greedy, top-k and seeded samplin
   REQUIRE_THROWS_WITH(lm.generate(tokens_of(long_prompt, 1), 4, greedy),
                       Contains("make 22 tokens, past max_seq_len 21 of this model's learned positions"));
   CHECK(lm.generate(tokens_of(prompt, 1), 0, greedy).to_vector<std::int64_t>() == prompt);
+  // with sliding_window it goes on, each token past the positions predicted from the last 21
+  // tokens alone (nanoGPT's crop), a prompt longer than the window cropped the same way
+  nn::GenerateOptions sliding = greedy;
+  sliding.sliding_window = true;
+  const auto windowed_greedy = [&](std::vector<std::int64_t> s, std::int64_t n) {
+    NoGradGuard no_grad;
+    for (std::int64_t step = 0; step < n; ++step) {
+      const std::int64_t from = std::max<std::int64_t>(0, static_cast<std::int64_t>(s.size()) - 21);
+      const std::vector<std::int64_t> window(s.begin() + from, s.end());
+      const std::vector<double> logits = lm.forward(tokens_of(window, 1)).to_vector();
+      s.push_back(argmax_row(logits, static_cast<std::int64_t>(window.size()) - 1, lm.config.vocab_size));
+    }
+    return s;
+  };
+  CHECK(lm.generate(tokens_of(long_prompt, 1), 10, sliding).to_vector<std::int64_t>() == windowed_greedy(long_prompt, 10));
+  std::vector<std::int64_t> longer = long_prompt;
+  longer.insert(longer.end(), {6, 5, 4, 3, 2, 1});  // 24 tokens, past the 21 positions already
+  CHECK(lm.generate(tokens_of(longer, 1), 4, sliding).to_vector<std::int64_t>() == windowed_greedy(longer, 4));
 
   // top_k = 1 samples the argmax whatever the temperature
   nn::GenerateOptions top1;
